@@ -1,0 +1,264 @@
+// The wfx VS Code client: starts `wfx-lsp lsp` over stdio for workflow and case files only (so it coexists with
+// the YAML extension), restarts it with backoff after crashes, forwards the run commands to the server, and
+// hosts the Test Explorer controller (testing.ts).
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  CloseHandlerResult,
+  ErrorAction,
+  ErrorHandlerResult,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { parseRunnerOutput } from './cases';
+import { backoffMs, isFailure, ResolvedServer, resolveServer } from './server';
+import { CaseTests } from './testing';
+import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
+
+/** The files the server is for, and nothing else. */
+export const DOCUMENT_SELECTOR: { scheme: string; language: string; pattern: string }[] = [
+  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/workflow.yaml' },
+  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.test.yaml' },
+  { scheme: 'file', language: 'yaml', pattern: '**/*.test.yml' },
+  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.agent.yaml' },
+];
+const WATCH_GLOB = '**/workflows/*/{workflow.yaml,tests/**/*.test.yaml,tests/**/*.test.yml,tests/**/*.agent.yaml}';
+const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases'];
+const CRASH_WINDOW_MS = 3 * 60 * 1000;
+const MAX_CRASHES = 5;
+
+let client: LanguageClient | undefined;
+let starting: Promise<void> | undefined;
+let log: vscode.LogOutputChannel;
+let ctx: vscode.ExtensionContext;
+let missingBinaryShown = false;
+const crashes: number[] = [];
+/** run commands registered client-side because the server did not announce them */
+const registeredFallbacks = new Set<string>();
+
+/** What the extension exports, for its integration tests. */
+export interface WfxApi {
+  client(): LanguageClient | undefined;
+  ready(): Promise<void>;
+  testing: CaseTests;
+}
+
+const cfg = () => vscode.workspace.getConfiguration('wfx');
+
+function server(): ResolvedServer | { error: string; tried: string[] } {
+  return resolveServer({
+    settingPath: cfg().get<string>('server.path'),
+    extensionPath: ctx.extensionPath,
+    workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+  });
+}
+
+/** The `wfx` settings as one plain object (initializationOptions; workspace/configuration is answered by the client). */
+function settingsObject(): unknown {
+  const c = cfg();
+  return {
+    server: { enabled: c.get('server.enabled'), path: c.get('server.path') },
+    runner: { command: c.get('runner.command') ?? null, skipGrades: c.get('runner.skipGrades') },
+    inlayHints: { lengthBudget: c.get('inlayHints.lengthBudget') },
+    trace: { server: c.get('trace.server') },
+  };
+}
+
+async function reportMissingBinary(message: string) {
+  log.error(message);
+  if (missingBinaryShown) return;
+  missingBinaryShown = true;
+  const pick = await vscode.window.showErrorMessage(`wfx: ${message}`, 'Open Settings', 'Show Output');
+  if (pick === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'wfx.server.path');
+  else if (pick === 'Show Output') log.show();
+}
+
+function normalizeRunArgs(command: string, args: unknown[]): unknown[] {
+  if (args.length) return args.map((a) => (a instanceof vscode.Uri ? a.toString() : a));
+  const doc = vscode.window.activeTextEditor?.document;
+  if (doc) return [doc.uri.toString()];
+  throw new Error(`${command} needs a case or workflow file: open one first`);
+}
+
+function showRunResult(result: unknown) {
+  const text = typeof result === 'string' ? result : result ? JSON.stringify(result) : '';
+  const out = typeof result === 'string' ? parseRunnerOutput(result) : parseRunnerOutput(text);
+  if (out) {
+    const n = (s: string) => out.results.filter((r) => r.verdict?.status === s).length;
+    const msg = `wfx: ${n('passed')} passed, ${n('failed')} failed, ${n('skipped')} skipped`;
+    log.info(msg);
+    if (n('failed')) vscode.window.showWarningMessage(msg, 'Show Output').then((p) => p && log.show());
+    else vscode.window.showInformationMessage(msg);
+  } else if (text) {
+    log.info(`run result: ${text.slice(0, 2000)}`);
+  }
+}
+
+async function runCommand(command: string, args: unknown[], next?: (command: string, args: unknown[]) => Promise<unknown>): Promise<unknown> {
+  if (!vscode.workspace.isTrusted) {
+    vscode.window.showWarningMessage('wfx: running cases is disabled in an untrusted workspace');
+    return undefined;
+  }
+  const a = normalizeRunArgs(command, args);
+  const c = client;
+  if (!c || !c.isRunning()) throw new Error('wfx-lsp is not running');
+  const result = next ? await next(command, a) : await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: a });
+  showRunResult(result);
+  return result;
+}
+
+function makeClient(srv: ResolvedServer): LanguageClient {
+  const serverOptions: ServerOptions = {
+    // vscode-languageclient appends --stdio for TransportKind.stdio; `wfx-lsp lsp` accepts and ignores it
+    run: { command: srv.command, args: ['lsp'], transport: TransportKind.stdio },
+    debug: { command: srv.command, args: ['lsp'], transport: TransportKind.stdio, options: { env: { ...process.env, RUST_LOG: 'debug' } } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: DOCUMENT_SELECTOR,
+    outputChannel: log,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    initializationOptions: settingsObject(),
+    synchronize: {
+      configurationSection: 'wfx',
+      fileEvents: vscode.workspace.createFileSystemWatcher(WATCH_GLOB),
+    },
+    errorHandler: {
+      error: (_e, _m, count): ErrorHandlerResult => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
+      closed: async (): Promise<CloseHandlerResult> => {
+        const now = Date.now();
+        crashes.push(now);
+        while (crashes.length && now - crashes[0] > CRASH_WINDOW_MS) crashes.shift();
+        if (crashes.length > MAX_CRASHES) {
+          vscode.window
+            .showErrorMessage(`wfx-lsp crashed ${crashes.length} times in 3 minutes and will not be restarted.`, 'Restart', 'Show Output')
+            .then((p) => (p === 'Restart' ? vscode.commands.executeCommand('wfx.restartServer') : p && log.show()));
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        const delay = backoffMs(crashes.length);
+        log.warn(`wfx-lsp exited unexpectedly; restarting in ${delay} ms (crash ${crashes.length} in the last 3 minutes)`);
+        await new Promise((r) => setTimeout(r, delay));
+        return { action: CloseAction.Restart, handled: true };
+      },
+    },
+    middleware: {
+      // commands the server announces (executeCommandProvider) are registered by the client library;
+      // this keeps their arguments and the trust check the same as the client-side fallbacks below
+      executeCommand: (command, args, next) => (RUN_COMMANDS.includes(command) ? runCommand(command, args, next) : next(command, args)),
+    },
+  };
+  return new LanguageClient('wfx', 'wfx', serverOptions, clientOptions);
+}
+
+async function start(): Promise<void> {
+  if (client || starting) return starting;
+  if (!cfg().get<boolean>('server.enabled', true)) {
+    log.info('wfx.server.enabled is false: not starting wfx-lsp (schema-only mode)');
+    return;
+  }
+  const srv = server();
+  if (isFailure(srv)) {
+    log.error(`tried: ${srv.tried.join(', ')}`);
+    return reportMissingBinary(srv.error);
+  }
+  log.info(`starting ${srv.command} lsp (from ${srv.source})`);
+  const c = makeClient(srv);
+  client = c;
+  starting = (async () => {
+    try {
+      await c.start();
+      const claimed = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+      for (const cmd of RUN_COMMANDS) {
+        if (claimed.includes(cmd) || registeredFallbacks.has(cmd)) continue;
+        registeredFallbacks.add(cmd);
+        ctx.subscriptions.push(vscode.commands.registerCommand(cmd, (...args: unknown[]) => runCommand(cmd, args)));
+      }
+    } catch (e) {
+      log.error(`wfx-lsp failed to start: ${e instanceof Error ? e.message : String(e)}`);
+      client = undefined;
+      vscode.window.showErrorMessage(`wfx: wfx-lsp failed to start (${srv.command})`, 'Show Output').then((p) => p && log.show());
+    } finally {
+      starting = undefined;
+    }
+  })();
+  return starting;
+}
+async function stop(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c && c.state !== State.Stopped) await c.stop().catch((e) => log.warn(`stop: ${e}`));
+}
+
+async function restart(): Promise<void> {
+  crashes.length = 0;
+  missingBinaryShown = false;
+  await starting;
+  await stop();
+  await start();
+}
+
+const isOurs = (doc: vscode.TextDocument) => vscode.languages.match(DOCUMENT_SELECTOR, doc) > 0;
+
+export async function activate(context: vscode.ExtensionContext): Promise<WfxApi> {
+  ctx = context;
+  log = vscode.window.createOutputChannel('wfx', { log: true });
+  context.subscriptions.push(log);
+  log.info(`wfx ${context.extension.packageJSON.version} on VS Code ${vscode.version}; trusted: ${vscode.workspace.isTrusted}`);
+
+  const testing = new CaseTests(() => {
+    const s = server();
+    return isFailure(s) ? undefined : s.command;
+  }, log);
+  context.subscriptions.push(
+    testing,
+    vscode.commands.registerCommand('wfx.restartServer', restart),
+    vscode.commands.registerCommand('wfx.showOutput', () => log.show()),
+    vscode.commands.registerCommand('wfx.configureYamlSchemas', () => writeYamlSchemasSetting(context.extensionPath)),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('wfx.server.enabled')) {
+        if (cfg().get<boolean>('server.enabled', true)) await start();
+        else {
+          await stop();
+          await registerYamlContributor(context.extensionPath, () => !cfg().get<boolean>('server.enabled', true), log);
+        }
+      } else if (e.affectsConfiguration('wfx.server.path')) await restart();
+    }),
+    { dispose: () => void stop() },
+  );
+
+  if (!cfg().get<boolean>('server.enabled', true)) {
+    await registerYamlContributor(context.extensionPath, () => !cfg().get<boolean>('server.enabled', true), log);
+  }
+
+  // Start now when the workspace has workflows or one of our files is open; otherwise (activated by some
+  // unrelated YAML file) wait until one of ours opens, so plain YAML projects never spawn the server.
+  const startWhenOurs = vscode.workspace.onDidOpenTextDocument((doc) => {
+    if (isOurs(doc)) {
+      startWhenOurs.dispose();
+      void start();
+    }
+  });
+  context.subscriptions.push(startWhenOurs);
+  const hasWorkflows = (await vscode.workspace.findFiles('**/workflows/*/workflow.yaml', '**/node_modules/**', 1)).length > 0;
+  if (hasWorkflows || vscode.workspace.textDocuments.some(isOurs)) {
+    startWhenOurs.dispose();
+    void start();
+  }
+  if (hasWorkflows) void testing.discoverAll();
+
+  return {
+    client: () => client,
+    ready: async () => {
+      await starting;
+    },
+    testing,
+  };
+}
+
+export async function deactivate(): Promise<void> {
+  await stop();
+}

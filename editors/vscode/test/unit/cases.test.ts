@@ -1,0 +1,94 @@
+import { strict as assert } from 'assert';
+import { test } from 'node:test';
+import { caseFilter, caseOutcome, locateCase, parseRunnerOutput, parseSteps, resultMatches } from '../../src/cases';
+
+const CASE = `# comment
+title: Refund approved after human review
+description: >-
+  A refund.
+trigger:
+  id: manual
+steps:
+  - send: "Hi, I'd like a refund for order ORD-1001."
+  # a comment between steps
+  - parked: true
+  - reachedState: refund-request
+  - reply:
+      includes: ["ORD-1001", "/approv/i"]
+  - { decide: { to: refund-closed } }
+  - succeeded: true   # trailing comment
+mocks: []
+`;
+
+test('parseSteps finds the top-level steps with their lines and key columns', () => {
+  const steps = parseSteps(CASE);
+  assert.deepEqual(
+    steps.map((s) => [s.index, s.key, s.line, s.column]),
+    [
+      [0, 'send', 7, 4],
+      [1, 'parked', 9, 4],
+      [2, 'reachedState', 10, 4],
+      [3, 'reply', 11, 4],
+      [4, 'decide', 13, 6],
+      [5, 'succeeded', 14, 4],
+    ],
+  );
+  assert.equal(steps[2].summary, 'refund-request');
+  assert.equal(steps[5].summary, 'true');
+});
+
+test('parseSteps: unindented list, CRLF, nothing after steps', () => {
+  const steps = parseSteps('title: x\r\nsteps:\r\n- send: hi\r\n- sned: oops\r\n');
+  assert.deepEqual(steps.map((s) => [s.key, s.line, s.column]), [['send', 2, 2], ['sned', 3, 2]]);
+  assert.deepEqual(parseSteps('title: x\n'), []);
+  assert.deepEqual(parseSteps('steps: []\n'), []);
+});
+
+test('locateCase, caseFilter and resultMatches', () => {
+  const loc = locateCase('/ws/workflows/order-lookup/tests/sub/refund.test.yaml')!;
+  assert.equal(loc.root, '/ws');
+  assert.equal(loc.slug, 'order-lookup');
+  assert.equal(loc.workflowDir, '/ws/workflows/order-lookup');
+  assert.equal(loc.caseId, 'sub/refund');
+  assert.equal(loc.relPath, 'workflows/order-lookup/tests/sub/refund.test.yaml');
+  assert.equal(caseFilter(loc), 'tests/sub/refund.test.yaml');
+  assert.ok(resultMatches('sub/refund', loc));
+  assert.ok(resultMatches('workflows/order-lookup/tests/sub/refund.test.yaml', loc));
+  assert.ok(resultMatches('/ws/workflows/order-lookup/tests/sub/refund.test.yaml', loc));
+  assert.ok(!resultMatches('refund', loc));
+  assert.ok(!resultMatches('sub/refund-2', loc));
+  assert.equal(locateCase('/ws/other.yaml'), undefined);
+  assert.equal(locateCase('/ws/workflows/a/workflow.yaml'), undefined);
+});
+
+test('runner JSON is mapped to case and step outcomes', () => {
+  const out = parseRunnerOutput(`narration\n${JSON.stringify({
+    workflow: 'order-lookup',
+    results: [
+      { id: 'a', verdict: { status: 'passed', failures: [] }, records: [{ kind: 'parked', status: 'passed', step: 1, threshold: null }] },
+      {
+        id: 'b',
+        verdict: { status: 'failed', failures: ['reachedState: refund-request'] },
+        records: [
+          { kind: 'parked', status: 'passed', step: 1 },
+          { kind: 'reachedState', status: 'failed', detail: 'refund-request', step: 2 },
+          { kind: 'reply', status: 'not-executed', step: 3 },
+        ],
+      },
+      { id: 'c', verdict: { status: 'failed', failures: ['boom'] }, records: [], error: 'boom' },
+      { id: 'd', verdict: { status: 'skipped', failures: [] }, records: [], skipReason: 'later' },
+    ],
+    exitCode: 1,
+    discovered: 4,
+  })}`)!;
+  assert.equal(out.results.length, 4);
+  const [a, b, c, d] = out.results.map(caseOutcome);
+  assert.equal(a.outcome, 'passed');
+  assert.equal(b.outcome, 'failed');
+  assert.deepEqual(b.messages, ['reachedState: refund-request']);
+  assert.deepEqual([...b.steps].map(([i, s]) => [i, s.outcome]), [[1, 'passed'], [2, 'failed'], [3, 'skipped']]);
+  assert.deepEqual(b.steps.get(2)!.messages, ['reachedState: refund-request']);
+  assert.equal(c.outcome, 'errored');
+  assert.equal(d.outcome, 'skipped');
+  assert.equal(parseRunnerOutput('not json'), undefined);
+});
