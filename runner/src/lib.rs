@@ -1,0 +1,3 @@
+//! `wfx-runner`: discovery, the deterministic workflow simulator, the case interpreter and
+//! reporters. No LSP types, no async runtime; files through `FileAccess`, time through a
+//! `Clock`.

@@ -1,0 +1,155 @@
+//! File access for the format crate: a small trait to read a file or list a folder, and an
+//! in-memory implementation for tests.
+//!
+//! Paths are workspace-relative, `/`-separated, without a leading `/` (`workflows/x/workflow.yaml`).
+//! The crate does no IO except through [`FileAccess`]; the disk implementation lives with
+//! the callers (CLI, server, runner) and an editor overlay puts open documents first.
+
+use std::collections::BTreeMap;
+
+/// Why a read or a listing failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileError {
+    /// No such file or folder.
+    NotFound,
+    /// It exists but could not be read; the message says why.
+    Other(String),
+}
+
+/// One entry of a folder listing.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DirEntry {
+    /// The entry's name (no `/`).
+    pub name: String,
+    /// True for a folder.
+    pub is_dir: bool,
+}
+
+/// Read-only access to a workspace.
+pub trait FileAccess {
+    /// The file's bytes.
+    fn read(&self, path: &str) -> Result<Vec<u8>, FileError>;
+    /// The folder's entries, sorted by name. A missing folder is `NotFound`.
+    fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError>;
+    /// True when `path` is an existing file.
+    fn is_file(&self, path: &str) -> bool {
+        self.read(path).is_ok()
+    }
+    /// The file as document text (BOM stripped). Invalid UTF-8 is an `Other` error naming
+    /// the byte offset.
+    fn read_text(&self, path: &str) -> Result<String, FileError> {
+        let bytes = self.read(path)?;
+        crate::text::decode(&bytes)
+            .map_err(|at| FileError::Other(format!("not valid UTF-8 at byte {at}")))
+    }
+}
+
+/// An in-memory workspace: a sorted map from path to contents.
+#[derive(Clone, Debug, Default)]
+pub struct MemFiles {
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+impl MemFiles {
+    /// An empty workspace.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds or replaces a file.
+    pub fn insert(&mut self, path: impl Into<String>, contents: impl Into<Vec<u8>>) {
+        self.files.insert(path.into(), contents.into());
+    }
+
+    /// Builder form of [`Self::insert`].
+    #[must_use]
+    pub fn with(mut self, path: impl Into<String>, contents: impl Into<Vec<u8>>) -> Self {
+        self.insert(path, contents);
+        self
+    }
+
+    /// Every path, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+}
+
+impl FileAccess for MemFiles {
+    fn read(&self, path: &str) -> Result<Vec<u8>, FileError> {
+        self.files.get(path).cloned().ok_or(FileError::NotFound)
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError> {
+        let prefix = if dir.is_empty() || dir == "." { String::new() } else { format!("{}/", dir.trim_end_matches('/')) };
+        let mut out = BTreeMap::new();
+        for path in self.files.keys() {
+            if let Some(rest) = path.strip_prefix(&prefix) {
+                match rest.split_once('/') {
+                    Some((d, _)) => out.insert(d.to_owned(), true),
+                    None => out.insert(rest.to_owned(), false),
+                };
+            }
+        }
+        if out.is_empty() {
+            return Err(FileError::NotFound);
+        }
+        Ok(out.into_iter().map(|(name, is_dir)| DirEntry { name, is_dir }).collect())
+    }
+
+    fn is_file(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+}
+
+/// Joins workspace-relative path segments with `/`, ignoring empty ones.
+pub fn join(a: &str, b: &str) -> String {
+    match (a.trim_end_matches('/'), b.trim_start_matches('/')) {
+        ("", b) => b.to_owned(),
+        (a, "") => a.to_owned(),
+        (a, b) => format!("{a}/{b}"),
+    }
+}
+
+/// Lists every file below `dir` recursively, as workspace-relative paths sorted in UTF-16
+/// code-unit order (JS `Array.prototype.sort`, FORMAT §C.1). Listing errors are swallowed:
+/// a missing folder yields nothing.
+pub fn walk(fs: &dyn FileAccess, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.trim_matches('/').to_owned()];
+    let mut guard = 0usize;
+    while let Some(d) = todo.pop() {
+        guard += 1;
+        if guard > 100_000 {
+            break;
+        }
+        let Ok(entries) = fs.list(&d) else { continue };
+        for e in entries {
+            let p = join(&d, &e.name);
+            if e.is_dir {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_files_list_and_walk() {
+        let fs = MemFiles::new()
+            .with("workflows/a/workflow.yaml", "states: {}")
+            .with("workflows/a/tests/x.test.yaml", "")
+            .with("workflows/a/tests/sub/y.test.yaml", "");
+        let l = fs.list("workflows/a").unwrap();
+        assert_eq!(l, vec![DirEntry { name: "tests".into(), is_dir: true }, DirEntry { name: "workflow.yaml".into(), is_dir: false }]);
+        assert_eq!(walk(&fs, "workflows/a/tests"), vec!["workflows/a/tests/sub/y.test.yaml", "workflows/a/tests/x.test.yaml"]);
+        assert!(walk(&fs, "nope").is_empty());
+        assert_eq!(fs.list("missing"), Err(FileError::NotFound));
+    }
+}

@@ -1,0 +1,106 @@
+//! JavaScript regular expressions as the reference reads them in case files (FORMAT §B.2
+//! "Regex syntax"): a string is a regex exactly when it matches `/^\/(.*)\/([a-z]*)$/s`, and
+//! the body compiles with ECMAScript semantics (the `regress` engine), so lookbehind, named
+//! groups and backreferences work. Without `u`/`v` the pattern runs over UTF-16 code units,
+//! as in JavaScript.
+
+/// A compiled `/body/flags` token.
+#[derive(Debug)]
+pub struct JsRegex {
+    re: regress::Regex,
+    unicode: bool,
+}
+
+/// Splits `"/body/flags"` into `(body, flags)` when the string has the regex shape: it
+/// starts with `/`, ends with `/` plus zero or more lowercase ASCII letters. `"//"` is an
+/// empty regex; `"/a/b/"` has body `a/b`.
+pub fn regex_token(s: &str) -> Option<(&str, &str)> {
+    let rest = s.strip_prefix('/')?;
+    let flags_start = rest.trim_end_matches(|c: char| c.is_ascii_lowercase()).len();
+    let (head, flags) = rest.split_at(flags_start);
+    let body = head.strip_suffix('/')?;
+    Some((body, flags))
+}
+
+/// Checks the flags as JavaScript's `RegExp` does: only `d g i m s u v y`, each at most
+/// once, not both `u` and `v`. The error names the problem.
+pub fn check_flags(flags: &str) -> Result<(), String> {
+    let mut seen = String::new();
+    for c in flags.chars() {
+        if !"dgimsuvy".contains(c) {
+            return Err(format!("invalid flag `{c}` (flags are d, g, i, m, s, u, v, y)"));
+        }
+        if seen.contains(c) {
+            return Err(format!("flag `{c}` is repeated"));
+        }
+        seen.push(c);
+    }
+    if seen.contains('u') && seen.contains('v') {
+        return Err("flags `u` and `v` cannot be combined".into());
+    }
+    Ok(())
+}
+
+/// Compiles a body and flags. Errors carry the engine's message.
+pub fn compile(body: &str, flags: &str) -> Result<JsRegex, String> {
+    check_flags(flags)?;
+    let engine_flags: String = flags.chars().filter(|c| "imsuv".contains(*c)).collect();
+    let re = regress::Regex::with_flags(body, engine_flags.as_str()).map_err(|e| e.to_string())?;
+    Ok(JsRegex { re, unicode: flags.contains('u') || flags.contains('v') })
+}
+
+/// Compiles `s` if it has the regex shape: `None` for a literal, `Some(Err)` for a
+/// malformed regex.
+pub fn compile_token(s: &str) -> Option<Result<JsRegex, String>> {
+    let (body, flags) = regex_token(s)?;
+    Some(compile(body, flags))
+}
+
+impl JsRegex {
+    /// `regex.test(text)`.
+    pub fn test(&self, text: &str) -> bool {
+        if self.unicode {
+            let units: Vec<u16> = text.encode_utf16().collect();
+            self.re.find_from_utf16(&units, 0).next().is_some()
+        } else {
+            let units: Vec<u16> = text.encode_utf16().collect();
+            self.re.find_from_ucs2(&units, 0).next().is_some()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_shape() {
+        assert_eq!(regex_token("/a/i"), Some(("a", "i")));
+        assert_eq!(regex_token("//"), Some(("", "")));
+        assert_eq!(regex_token("/a/b/"), Some(("a/b", "")));
+        assert_eq!(regex_token("/a/B"), None);
+        assert_eq!(regex_token("a/"), None);
+        assert_eq!(regex_token("/"), None);
+        assert_eq!(regex_token("/x\ny/s"), Some(("x\ny", "s")));
+    }
+
+    #[test]
+    fn ecmascript_features_compile_and_match() {
+        assert!(compile_token("/(?<=a)b/").unwrap().unwrap().test("ab"));
+        assert!(compile_token(r"/(?<w>x)\k<w>/").unwrap().unwrap().test("xx"));
+        assert!(compile_token(r"/(a)\1/").unwrap().unwrap().test("aa"));
+        assert!(compile_token("/APPROV/i").unwrap().unwrap().test("approved"));
+        assert!(compile_token("/(/").unwrap().is_err());
+        assert!(compile_token("/a/gg").unwrap().is_err());
+        assert!(compile_token("/a/uv").unwrap().is_err());
+        assert!(compile_token("/a/x").unwrap().is_err());
+        assert!(compile_token("/a/dgimsy").unwrap().is_ok());
+    }
+
+    #[test]
+    fn astral_characters_depend_on_the_u_flag() {
+        // Without `u`, `.` matches one UTF-16 unit, so `^.$` does not match an emoji.
+        assert!(!compile_token("/^.$/").unwrap().unwrap().test("😀"));
+        assert!(compile_token("/^.$/u").unwrap().unwrap().test("😀"));
+    }
+}

@@ -1,0 +1,16 @@
+//! `wfx-schemas`: the archmax workflow and case formats.
+//!
+//! Pure: no LSP types, no clock, no environment, no IO except through
+//! [`files::FileAccess`]. The entry points in [`check`] turn files into a sorted list of
+//! [`diagnostics::Diagnostic`]s; every caller (CLI, server, runner, tests) uses them, so the
+//! editor and CI cannot disagree. Rules cite the FORMAT.md section they enforce.
+
+pub mod check;
+pub mod diagnostics;
+pub mod files;
+pub mod jsregex;
+pub mod model;
+pub mod rules;
+pub mod text;
+pub mod workspace;
+pub mod yaml;

@@ -1,0 +1,34 @@
+//! Stream-level rules shared by every file kind: syntax errors, duplicate keys, depth and
+//! alias limits, complex keys, and "one document per file" (FORMAT §A.0, §B.0).
+
+use crate::diagnostics::{self, Diagnostic};
+use crate::yaml::{Parsed, YamlIssueKind};
+
+/// Diagnostics for the YAML issues of `parsed`, plus one for every document after the
+/// first (the reference's loader reads exactly one document).
+pub fn check(file: &str, parsed: &Parsed) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for issue in &parsed.issues {
+        let code = match issue.kind {
+            YamlIssueKind::Syntax => &diagnostics::YAML_SYNTAX,
+            YamlIssueKind::DuplicateKey => &diagnostics::DUPLICATE_KEY,
+            YamlIssueKind::TooDeep => &diagnostics::YAML_TOO_DEEP,
+            YamlIssueKind::AliasExpansion => &diagnostics::ALIAS_BOMB,
+            YamlIssueKind::ComplexKey => &diagnostics::COMPLEX_KEY,
+        };
+        let mut d = Diagnostic::new(code, file, issue.range, issue.message.clone());
+        if let Some(first) = issue.related {
+            d = d.with_related(file, first, "first occurrence");
+        }
+        out.push(d);
+    }
+    if let Some(second) = parsed.document_ranges.get(1) {
+        out.push(Diagnostic::new(
+            &diagnostics::MULTIPLE_DOCUMENTS,
+            file,
+            *second,
+            "a file holds exactly one YAML document; remove the `---` and everything after it, or move it to its own file",
+        ));
+    }
+    out
+}

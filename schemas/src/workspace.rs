@@ -1,0 +1,124 @@
+//! Where files sit in an archmax workspace and what they are (FORMAT §C.1): workflow specs,
+//! case documents, agent scripts, `WORKFLOW.md`, and the workspace root that holds
+//! `workflows/` and `skills/`.
+//!
+//! Paths are workspace-relative with `/`. A path may sit below a prefix
+//! (`examples/cs/workflows/x/workflow.yaml`): the last `workflows/<slug>/` segment decides.
+
+use crate::files::{FileAccess, join, walk};
+
+/// What a file is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// `workflows/<slug>/workflow.yaml`.
+    Workflow(WorkflowDir),
+    /// `workflows/<slug>/tests/**/*.test.yaml` or `.test.yml`.
+    Case(WorkflowDir),
+    /// `workflows/<slug>/tests/**/*.agent.yaml` (the runner's scripted agent).
+    AgentScript(WorkflowDir),
+    /// `workflows/<slug>/WORKFLOW.md`.
+    WorkflowMd(WorkflowDir),
+    /// Anything else: gets no diagnostics.
+    Other,
+}
+
+/// A workflow folder.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkflowDir {
+    /// The workspace root (the folder holding `workflows/`), `""` for the top.
+    pub root: String,
+    /// The workflow slug (its directory name).
+    pub slug: String,
+}
+
+impl WorkflowDir {
+    /// `<root>/workflows/<slug>`.
+    pub fn dir(&self) -> String {
+        join(&self.root, &format!("workflows/{}", self.slug))
+    }
+    /// `<root>/workflows/<slug>/workflow.yaml`.
+    pub fn spec_path(&self) -> String {
+        join(&self.dir(), "workflow.yaml")
+    }
+    /// `<root>/workflows/<slug>/tests`.
+    pub fn tests_dir(&self) -> String {
+        join(&self.dir(), "tests")
+    }
+    /// `<root>/skills`.
+    pub fn skills_dir(&self) -> String {
+        join(&self.root, "skills")
+    }
+}
+
+/// True when the file name makes it a case (FORMAT §C.1).
+pub fn is_case_name(path: &str) -> bool {
+    path.ends_with(".test.yaml") || path.ends_with(".test.yml")
+}
+
+/// Classifies a workspace-relative path.
+pub fn classify(path: &str) -> FileKind {
+    let segs: Vec<&str> = path.split('/').collect();
+    let Some(w) = segs.iter().rposition(|s| *s == "workflows") else { return FileKind::Other };
+    let (Some(slug), Some(rest)) = (segs.get(w + 1), segs.get(w + 2..)) else { return FileKind::Other };
+    if slug.is_empty() {
+        return FileKind::Other;
+    }
+    let dir = WorkflowDir { root: segs.get(..w).map(|s| s.join("/")).unwrap_or_default(), slug: (*slug).to_owned() };
+    match rest {
+        ["workflow.yaml"] => FileKind::Workflow(dir),
+        ["WORKFLOW.md"] => FileKind::WorkflowMd(dir),
+        ["tests", .., name] if is_case_name(name) => FileKind::Case(dir),
+        ["tests", .., name] if name.ends_with(".agent.yaml") => FileKind::AgentScript(dir),
+        _ => FileKind::Other,
+    }
+}
+
+/// The case id: the path relative to the tests folder without `.test.yaml`/`.test.yml`.
+pub fn case_id(tests_dir: &str, path: &str) -> String {
+    let rel = path.strip_prefix(tests_dir).map(|r| r.trim_start_matches('/')).unwrap_or(path);
+    rel.strip_suffix(".test.yaml").or_else(|| rel.strip_suffix(".test.yml")).unwrap_or(rel).to_owned()
+}
+
+/// The agent script beside a case: `x.test.yaml` → `x.agent.yaml`.
+pub fn agent_script_path(case_path: &str) -> String {
+    let stem = case_path.strip_suffix(".test.yaml").or_else(|| case_path.strip_suffix(".test.yml")).unwrap_or(case_path);
+    format!("{stem}.agent.yaml")
+}
+
+/// Every case file of a workflow, sorted in UTF-16 order (FORMAT §C.1).
+pub fn discover_cases(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<String> {
+    walk(fs, &wf.tests_dir()).into_iter().filter(|p| is_case_name(p)).collect()
+}
+
+/// Every agent script of a workflow, sorted.
+pub fn discover_agent_scripts(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<String> {
+    walk(fs, &wf.tests_dir()).into_iter().filter(|p| p.ends_with(".agent.yaml")).collect()
+}
+
+/// The workflows of the workspace at `root`: every folder under `<root>/workflows/`, sorted.
+pub fn discover_workflows(fs: &dyn FileAccess, root: &str) -> Vec<WorkflowDir> {
+    let Ok(entries) = fs.list(&join(root, "workflows")) else { return Vec::new() };
+    entries
+        .into_iter()
+        .filter(|e| e.is_dir)
+        .map(|e| WorkflowDir { root: root.to_owned(), slug: e.name })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification() {
+        let wd = |root: &str, slug: &str| WorkflowDir { root: root.into(), slug: slug.into() };
+        assert_eq!(classify("workflows/a/workflow.yaml"), FileKind::Workflow(wd("", "a")));
+        assert_eq!(classify("x/y/workflows/a/tests/s/t.test.yml"), FileKind::Case(wd("x/y", "a")));
+        assert_eq!(classify("workflows/a/tests/t.agent.yaml"), FileKind::AgentScript(wd("", "a")));
+        assert_eq!(classify("workflows/a/tests/fixture.yaml"), FileKind::Other);
+        assert_eq!(classify("workflows/a/other.yaml"), FileKind::Other);
+        assert_eq!(classify("other.yaml"), FileKind::Other);
+        assert_eq!(case_id("workflows/a/tests", "workflows/a/tests/sub/dir/case.test.yaml"), "sub/dir/case");
+        assert_eq!(agent_script_path("w/tests/a.test.yml"), "w/tests/a.agent.yaml");
+    }
+}

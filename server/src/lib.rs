@@ -1,0 +1,2 @@
+//! The `wfx-lsp` binary's library: the LSP glue (`lsp`), pure IDE features (`ide`) and the
+//! CLI renderers (`cli`). Only this crate knows about LSP types, tokio and clap.

@@ -1,0 +1,3 @@
+//! `wfx-lsp`: language server (default), `check` and `test`.
+
+fn main() {}
