@@ -120,7 +120,7 @@ fn check_kind(fs: &dyn FileAccess, path: &str, text: &str, kind: &FileKind) -> V
                 out.extend(doc);
                 if usable {
                     let model = Workflow::from_node(&root);
-                    out.extend(rules::cross::check_workflow(fs, dir, path, &model));
+                    out.extend(rules::workflow_cross::check_workflow(fs, dir, path, &model));
                 }
             }
         }
@@ -133,14 +133,14 @@ fn check_kind(fs: &dyn FileAccess, path: &str, text: &str, kind: &FileKind) -> V
                 if root.as_map().is_some() {
                     let case = crate::model::case::Case::from_node(&root);
                     let wf = load_workflow(fs, dir);
-                    let ctx = rules::cross::CaseContext {
+                    let ctx = rules::case_cross::CaseContext {
                         fs,
                         dir,
                         workflow: wf.as_ref(),
                         workflow_slugs: workspace::discover_workflows(fs, &dir.root).into_iter().map(|w| w.slug).collect(),
                         document_parses: parses,
                     };
-                    out.extend(rules::cross::check_case(&ctx, path, &case));
+                    out.extend(rules::case_cross::check_case(&ctx, path, &case));
                 }
             }
         }
@@ -163,7 +163,7 @@ pub fn check_workflow_dir(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnos
     if fs.is_file(&spec) {
         out.extend(check_file_inner(fs, &spec));
     } else {
-        out.extend(rules::cross::missing_workflow(dir));
+        out.extend(rules::workflow_cross::missing_workflow(dir));
     }
     let md = join(&dir.dir(), "WORKFLOW.md");
     if fs.is_file(&md) {

@@ -3,12 +3,15 @@
 //!
 //! Codes are stable and grouped by range: `WFX0xx` YAML syntax and document shape shared by
 //! both formats, `WFX1xx` the case schema (FORMAT §B), `WFX2xx` the workflow (FORMAT §A),
-//! `WFX3xx` cross-file (FORMAT §B.10, §D), `WFX9xx` internal. Each range has its own
+//! `WFX3xx` cross-file (FORMAT §B.10, §D; 301–339 cases, 340–399 workflows), `WFX4xx` the
+//! runner's agent scripts, `WFX9xx` internal. Each range has its own
 //! registry file; [`all_codes`] chains them. A rule never picks a severity: it comes from the
 //! registry. No LSP types and no positions here — ranges are byte offsets.
 
+mod codes_agent;
 mod codes_case;
-mod codes_cross;
+mod codes_cross_case;
+mod codes_cross_workflow;
 mod codes_internal;
 mod codes_workflow;
 mod codes_yaml;
@@ -16,7 +19,11 @@ mod codes_yaml;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_case::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
-pub use codes_cross::*;
+pub use codes_cross_case::*;
+#[allow(unused_imports, ambiguous_glob_reexports)]
+pub use codes_cross_workflow::*;
+#[allow(unused_imports, ambiguous_glob_reexports)]
+pub use codes_agent::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_internal::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
@@ -79,7 +86,9 @@ pub fn all_codes() -> Vec<Code> {
     v.extend_from_slice(codes_yaml::CODES);
     v.extend_from_slice(codes_case::CODES);
     v.extend_from_slice(codes_workflow::CODES);
-    v.extend_from_slice(codes_cross::CODES);
+    v.extend_from_slice(codes_cross_case::CODES);
+    v.extend_from_slice(codes_cross_workflow::CODES);
+    v.extend_from_slice(codes_agent::CODES);
     v.extend_from_slice(codes_internal::CODES);
     v.sort_by_key(|c| c.code);
     v

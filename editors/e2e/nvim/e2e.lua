@@ -1,0 +1,277 @@
+-- Headless Neovim (0.11+) end-to-end test of wfx-lsp through Neovim's built-in client, with the config exactly
+-- as shipped in editors/nvim (run.sh prepends it to 'runtimepath' with --cmd, before plugins load).
+-- Started by editors/e2e/nvim/run.sh:  nvim --headless --clean --cmd 'set rtp^=editors/nvim' -S e2e.lua
+-- Env: WORKSPACE_DIR (scratch copy of the corpus, made by lib/common.sh e2e_workspace), WAIT_MS (5000),
+--   EXPECT_* ("-" skips a check):
+--     EXPECT_DIAG            substring of the diagnostic on the misspelled step   (unknown step)
+--     EXPECT_DIAG_POS        "line,col" (0-based) of that diagnostic               (4,4: the `sned` key)
+--     EXPECT_DIAG_SOURCE     its source                                            (wfx)
+--     EXPECT_COMPLETION      comma list offered at `- reachedState: `              (orders-question,refund-request)
+--     EXPECT_TRIGGER_COMPLETION  comma list offered at `trigger:\n  id: `          (manual,report_requested)
+--     EXPECT_HOVER           substring of the hover on a step key; "." = any text  (.)
+--     EXPECT_LENS            lens title on a case file                             (Run case)
+--     EXPECT_WORKFLOW_LENS   lens title on workflow.yaml                           (Run all cases)
+--     EXPECT_HINT            inlay hint label substring on a case file             (/60)
+--     EXPECT_RENAME          comma list of path suffixes the rename edit touches   (workflow.yaml,.test.yaml)
+-- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
+-- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
+local env = vim.env
+local T = tonumber(env.WAIT_MS or '') or 5000
+local WS = assert(env.WORKSPACE_DIR, 'WORKSPACE_DIR is not set')
+local NAME = 'wfx_lsp'
+
+local function expect(var, default)
+  local v = env[var]
+  if v == nil then v = default end
+  if v == '-' then return nil end
+  return v
+end
+local X = {
+  diag = expect('EXPECT_DIAG', 'unknown step'),
+  diag_pos = expect('EXPECT_DIAG_POS', '4,4'),
+  diag_source = expect('EXPECT_DIAG_SOURCE', 'wfx'),
+  completion = expect('EXPECT_COMPLETION', 'orders-question,refund-request'),
+  trigger_completion = expect('EXPECT_TRIGGER_COMPLETION', 'manual,report_requested'),
+  hover = expect('EXPECT_HOVER', '.'),
+  lens = expect('EXPECT_LENS', 'Run case'),
+  workflow_lens = expect('EXPECT_WORKFLOW_LENS', 'Run all cases'),
+  hint = expect('EXPECT_HINT', '/60'),
+  rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
+}
+
+local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
+local order = {}
+
+local function check(name, cond, detail)
+  out.checks[name] = { ok = cond and true or false, detail = detail }
+  table.insert(order, name)
+  if not cond then out.ok = false end
+  io.stderr:write(string.format('  %s nvim.%s\n', cond and 'PASS' or 'FAIL', name))
+end
+local function skip(name)
+  io.stderr:write(string.format('  SKIP nvim.%s\n', name))
+end
+
+local function any_contains(list, needle)
+  for _, s in ipairs(list) do
+    if type(s) == 'string' and s:find(needle, 1, true) then return true end
+  end
+  return false
+end
+
+local function finish(code)
+  io.stdout:write(vim.json.encode(out) .. '\n')
+  io.stdout:flush()
+  vim.cmd((code == 0) and 'qall!' or ('cquit! ' .. code))
+end
+
+local function open(rel)
+  vim.cmd.edit(vim.fn.fnameescape(WS .. '/' .. rel))
+  return vim.api.nvim_get_current_buf()
+end
+
+local function client_of(buf, wait_ms)
+  local c
+  vim.wait(wait_ms or T, function()
+    c = vim.lsp.get_clients({ bufnr = buf, name = NAME })[1]
+    return c ~= nil and c.initialized
+  end, 20)
+  return c and c.initialized and c or nil
+end
+
+local function request(buf, client, method, params)
+  local resp, err = vim.lsp.buf_request_sync(buf, method, params, T)
+  local r = resp and resp[client.id]
+  return r and r.result, err or (r and r.err)
+end
+
+local function find_line(buf, pat)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if l:find(pat) then return i - 1, l end
+  end
+end
+
+-- (the test lines are ASCII, so the column is the same in every position encoding)
+local function pos_params(buf, _client, line, col)
+  return { textDocument = vim.lsp.util.make_text_document_params(buf), position = { line = line, character = col } }
+end
+
+local function labels_of(res)
+  local labels = {}
+  for _, it in ipairs(res and (res.items or res) or {}) do table.insert(labels, it.label) end
+  table.sort(labels)
+  return labels
+end
+
+local function has_all(labels, csv)
+  local ok = #labels > 0
+  for _, want in ipairs(vim.split(csv, ',', { trimempty = true })) do
+    ok = ok and vim.tbl_contains(labels, want)
+  end
+  return ok
+end
+
+local function lens_titles(buf, client)
+  local res, err = request(buf, client, 'textDocument/codeLens', { textDocument = vim.lsp.util.make_text_document_params(buf) })
+  local titles = {}
+  for _, l in ipairs(res or {}) do
+    if not l.command and (client.server_capabilities.codeLensProvider or {}).resolveProvider then
+      local r = request(buf, client, 'codeLens/resolve', l)
+      l = r or l
+    end
+    table.insert(titles, l.command and l.command.title or '<unresolved>')
+  end
+  return titles, err
+end
+
+local function main()
+  -- what a user's init.lua does after installing editors/nvim
+  vim.lsp.enable(NAME)
+
+  -- 1. attaches to a case file, with the folder holding workflows/ as root
+  local broken = open('workflows/order-lookup/tests/broken.test.yaml')
+  local client = client_of(broken)
+  check('attach_case', client ~= nil and client.root_dir == WS,
+    client and { root_dir = client.root_dir, filetype = vim.bo[broken].filetype } or { filetype = vim.bo[broken].filetype })
+  if not client then return finish(1) end
+
+  -- 2. diagnostics on the misspelled step
+  if X.diag then
+    vim.wait(T, function()
+      for _, d in ipairs(vim.diagnostic.get(broken)) do
+        if d.message:find(X.diag, 1, true) then return true end
+      end
+      return false
+    end, 20)
+    local diags = vim.tbl_map(function(d)
+      return { lnum = d.lnum, col = d.col, message = d.message, source = d.source, code = d.code }
+    end, vim.diagnostic.get(broken))
+    local hit
+    for _, d in ipairs(diags) do
+      if d.message:find(X.diag, 1, true) then hit = d break end
+    end
+    local ok = hit ~= nil
+    if ok and X.diag_pos then
+      local l, c = X.diag_pos:match('^(%d+),(%d+)$')
+      ok = hit.lnum == tonumber(l) and hit.col == tonumber(c)
+    end
+    if ok and X.diag_source then ok = hit.source == X.diag_source end
+    check('diagnostics', ok, diags)
+  else skip('diagnostics') end
+
+  -- 3. attaches to workflow.yaml, with a "Run all cases" lens
+  local wf = open('workflows/order-lookup/workflow.yaml')
+  local wclient = client_of(wf)
+  check('attach_workflow', wclient ~= nil and wclient.id == client.id, wclient and wclient.root_dir)
+  if wclient and X.workflow_lens then
+    local titles, err = lens_titles(wf, wclient)
+    check('codelens_workflow', any_contains(titles, X.workflow_lens), { titles = titles, err = err })
+  else skip('codelens_workflow') end
+
+  -- 4. never attaches to unrelated YAML, inside or outside workflows/
+  for _, rel in ipairs({ 'other.yaml', 'workflows/order-lookup/notes.yaml' }) do
+    local b = open(rel)
+    local c = client_of(b, 1000)
+    check('no_attach:' .. rel, c == nil and vim.bo[b].filetype == 'yaml', { filetype = vim.bo[b].filetype, attached = c and c.name })
+  end
+
+  -- 5. a valid case: hover, lenses, inlay hints, rename
+  local case = open('workflows/order-lookup/tests/refund-approved.test.yaml')
+  client = client_of(case) or client
+  vim.wait(300) -- let the server see the didOpen
+  if X.hover then
+    local line, text = find_line(case, '^%s*%- send:')
+    local col = text and text:find('send') - 1 or 0
+    local res, err = request(case, client, 'textDocument/hover', pos_params(case, client, line or 0, col + 1))
+    local value = ''
+    if res and res.contents then
+      local c = res.contents
+      if type(c) == 'string' then value = c
+      elseif c.value then value = c.value
+      else value = table.concat(vim.tbl_map(function(x) return type(x) == 'string' and x or x.value end, c), '\n') end
+    end
+    local ok = value ~= '' and (X.hover == '.' or value:find(X.hover, 1, true) ~= nil)
+    check('hover', ok, { kind = res and res.contents and res.contents.kind, value = value:sub(1, 200), err = err })
+  else skip('hover') end
+
+  if X.lens then
+    local titles, err = lens_titles(case, client)
+    check('codelens_case', any_contains(titles, X.lens), { titles = titles, err = err })
+  else skip('codelens_case') end
+
+  if X.hint then
+    local params = { textDocument = vim.lsp.util.make_text_document_params(case),
+      range = { start = { line = 0, character = 0 }, ['end'] = { line = vim.api.nvim_buf_line_count(case), character = 0 } } }
+    local res, err = request(case, client, 'textDocument/inlayHint', params)
+    local labels = {}
+    for _, h in ipairs(res or {}) do
+      local l = h.label
+      if type(l) == 'table' then l = table.concat(vim.tbl_map(function(p) return p.value end, l)) end
+      table.insert(labels, l)
+    end
+    vim.lsp.inlay_hint.enable(true, { bufnr = case })
+    local ih = {}
+    vim.wait(T, function()
+      ih = vim.lsp.inlay_hint.get({ bufnr = case })
+      return #ih > 0
+    end, 20)
+    check('inlayhint', any_contains(labels, X.hint) and #ih > 0, { raw = labels, builtin = #ih, err = err })
+  else skip('inlayhint') end
+
+  if X.rename then
+    local line, text = find_line(case, '^%s*%- reachedState:%s*refund%-request')
+    local col = text and (text:find('refund%-request') - 1) or 0
+    local params = pos_params(case, client, line or 0, col + 2)
+    params.newName = 'refund-request-renamed'
+    local res, err = request(case, client, 'textDocument/rename', params)
+    local uris = {}
+    if res then
+      for uri in pairs(res.changes or {}) do table.insert(uris, uri) end
+      for _, dc in ipairs(res.documentChanges or {}) do
+        if dc.textDocument then table.insert(uris, dc.textDocument.uri) end
+      end
+    end
+    table.sort(uris)
+    local ok = #uris > 0
+    for _, suffix in ipairs(vim.split(X.rename, ',', { trimempty = true })) do
+      local found = false
+      for _, u in ipairs(uris) do
+        if vim.endswith(u, suffix) then found = true end
+      end
+      ok = ok and found
+    end
+    check('rename', ok, { uris = uris, err = err })
+  else skip('rename') end
+
+  -- 6. completion while typing: edit a case buffer, then ask at the end of the edited line
+  local trig = open('workflows/order-lookup/tests/triggered-report.test.yaml')
+  client = client_of(trig) or client
+  if X.trigger_completion then
+    local line = find_line(trig, '^  id:')
+    if line then
+      vim.api.nvim_buf_set_lines(trig, line, line + 1, false, { '  id: ' })
+      local res, err = request(trig, client, 'textDocument/completion', pos_params(trig, client, line, 6))
+      local labels = labels_of(res)
+      check('completion_trigger', has_all(labels, X.trigger_completion), { labels = labels, err = err })
+    else
+      check('completion_trigger', false, 'no `  id:` line in triggered-report.test.yaml')
+    end
+  else skip('completion_trigger') end
+  if X.completion then
+    local line = find_line(trig, '^%s*%- send:')
+    vim.api.nvim_buf_set_lines(trig, line + 1, line + 1, false, { '  - reachedState: ' })
+    local res, err = request(trig, client, 'textDocument/completion', pos_params(trig, client, line + 1, 18))
+    local labels = labels_of(res)
+    check('completion_state', has_all(labels, X.completion), { labels = labels, err = err })
+  else skip('completion_state') end
+
+  finish(out.ok and 0 or 1)
+end
+
+local ok, e = xpcall(main, debug.traceback)
+if not ok then
+  out.ok = false
+  out.error = e
+  io.stderr:write('  FAIL nvim: ' .. tostring(e) .. '\n')
+  finish(2)
+end
