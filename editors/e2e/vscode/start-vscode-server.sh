@@ -18,7 +18,7 @@ mkdir -p "$D/data" "$D/extensions" # extensions dir stays empty: the extension u
 cd "$VSCODE_SERVER_DIR"
 # Node 24 (first on PATH via env.sh): the native modules were built for its ABI.
 setsid node out/server-main.js --host 127.0.0.1 --port "$VSSERVER_PORT" --without-connection-token \
-  --accept-server-license-terms --enable-smoke-test-driver --disable-telemetry \
+  --accept-server-license-terms --enable-smoke-test-driver --disable-telemetry --disable-workspace-trust \
   --server-data-dir "$D/data" --user-data-dir "$D/data/user" --extensions-dir "$D/extensions" \
   >> "$E2E_SCRATCH/vscode-server.log" 2>&1 < /dev/null &
 echo $! > "$E2E_SCRATCH/vscode-server.pid"

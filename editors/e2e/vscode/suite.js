@@ -209,6 +209,7 @@ exports.run = async function run() {
   }
 
   console.log('E2E-RESULT ' + JSON.stringify(results));
+  if (failures.length) console.log('extension log:\n  ' + api.recentLog().join('\n  '));
   if (failures.length) throw new Error(`failed: ${failures.join(', ')}`);
 };
 
