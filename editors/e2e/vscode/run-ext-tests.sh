@@ -2,7 +2,7 @@
 # VS Code part (b): editors/vscode's integration tests (suite.js) in the real extension host of the VS Code
 # server shipped inside code-server, driven through Chromium (the offline replacement for @vscode/test-electron).
 # The extension is loaded from its folder (extensionDevelopmentPath) after an esbuild build; the server is the
-# `wfx-lsp` shim on PATH. Env: see ../lib/common.sh, suite.js (EXPECT_*), ext-tests.js; VSSERVER_PORT (18081).
+# `wfx-lsp` shim, named by the workspace setting wfx.server.path. Env: see ../lib/common.sh, suite.js (EXPECT_*), ext-tests.js; VSSERVER_PORT (18081).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/../lib/common.sh"
@@ -15,6 +15,10 @@ if [ ! -d "$EXT_DEV/node_modules/vscode-languageclient" ]; then
 fi
 (cd "$EXT_DEV" && node esbuild.mjs) || { e2e_finish 2; exit 2; }
 export EXT_DEV
+# The extension host does not reliably inherit PATH (the server resolves a login-shell environment), so the
+# server comes from the workspace's wfx.server.path setting here; the UI smoke sets it in user settings.
+mkdir -p "$WORKSPACE_DIR/.vscode"
+printf '{\n  "wfx.server.path": "%s",\n  "editor.inlayHints.enabled": "on"\n}\n' "$WFX_SHIM" > "$WORKSPACE_DIR/.vscode/settings.json"
 . "$HERE/env.sh" || { e2e_finish 2; exit 2; }
 trap 'e2e_stop_group "$E2E_SCRATCH/vscode-server.pid"' EXIT
 "$HERE/start-vscode-server.sh" || { e2e_finish 2; exit 2; }
