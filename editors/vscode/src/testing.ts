@@ -1,5 +1,5 @@
 // Test Explorer integration: one item per workflow, one per case file, one per step of the case.
-// Runs go through `wfx-lsp test <workflow dir> [filter] --json` and are mapped back onto the items.
+// Runs go through `wfx-lsp test <workflow dir> [filter] --json [--skip-grades]` and are mapped back onto the items.
 // No run profile exists in an untrusted workspace (running a case executes the runner).
 import { spawn } from 'child_process';
 import * as vscode from 'vscode';
@@ -208,7 +208,8 @@ export class CaseTests implements vscode.Disposable {
       }
     };
     if (!command) return fail('wfx-lsp was not found: set wfx.server.path or put wfx-lsp on PATH');
-    const args = ['test', loc.workflowDir, ...(filter ? [filter] : []), '--json'];
+    const skipGrades = vscode.workspace.getConfiguration('wfx', this.data.get(cases[0])!.uri).get<boolean>('runner.skipGrades', true);
+    const args = ['test', loc.workflowDir, ...(filter ? [filter] : []), '--json', ...(skipGrades ? ['--skip-grades'] : [])];
     run.appendOutput(`$ ${command} ${args.join(' ')}\r\n`);
     this.log.info(`run: ${command} ${args.join(' ')} (cwd ${loc.root})`);
     const t0 = Date.now();
