@@ -353,7 +353,7 @@ impl Cx<'_> {
             );
             return;
         };
-        if s.trim().is_empty() {
+        if trim_js(s).is_empty() {
             self.push(
                 code,
                 value_range(&e.key, &e.value),
