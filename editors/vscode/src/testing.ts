@@ -115,7 +115,9 @@ export class CaseTests implements vscode.Disposable {
     const title = /^title\s*:\s*(.+?)\s*$/m.exec(text)?.[1]?.replace(/^(["'])(.*)\1$/, '$2');
     item.label = title && !/^[>|]/.test(title) ? title : loc.caseId;
     item.description = loc.caseId;
-    item.range = new vscode.Range(0, 0, 0, 0);
+    // the gutter's run button sits on the `title:` line (else the first line)
+    const titleLine = Math.max(0, text.split(/\r\n|\r|\n/).findIndex((l) => /^title\s*:/.test(l)));
+    item.range = new vscode.Range(titleLine, 0, titleLine, 0);
     const steps = parseSteps(text).map((s) => {
       const child = this.ctrl.createTestItem(`${uri.toString()}#${s.index}`, `${s.index + 1}. ${s.key}${s.summary ? ': ' + s.summary : ''}`, uri);
       child.range = new vscode.Range(s.line, s.column, s.line, s.column + s.key.length);
