@@ -362,6 +362,12 @@ pub fn parse(text: &str) -> Parsed {
                 push_node(&mut stack, &mut doc_root, node, &mut out.issues);
             }
             Event::Scalar(value, style, anchor, tag) => {
+                // In flow context saphyr ends a quoted scalar's span after the whitespace
+                // that follows it (`{ a: "q" }`); a quoted scalar ends at its closing quote.
+                let range = match style {
+                    SaphyrStyle::DoubleQuoted | SaphyrStyle::SingleQuoted => trim_end_ws(text, range),
+                    _ => range,
+                };
                 let node = Node::new(resolve_scalar(&value, style, tag.as_deref()), range);
                 last_end = last_end.max(range.end);
                 if anchor > 0 {
@@ -409,8 +415,14 @@ pub fn parse(text: &str) -> Parsed {
                     }
                 };
                 // Flow collections end at their closing bracket; block ones at their last child.
-                let closing = text.get(range.as_usize()).is_some_and(|s| s == "]" || s == "}");
-                let end = if closing { range.end } else { child_end.unwrap_or(range.start).max(start) };
+                // saphyr's end span may run on over following whitespace (`{ b: [x] }`).
+                let closing = trim_end_ws(text, range);
+                let closing_text = text.get(closing.as_usize());
+                let end = if closing_text.is_some_and(|s| s == "]" || s == "}") {
+                    closing.end
+                } else {
+                    child_end.unwrap_or(range.start).max(start)
+                };
                 let node = Node::new(value, TextRange::new(start, end));
                 last_end = last_end.max(end);
                 if anchor > 0 {
@@ -421,6 +433,17 @@ pub fn parse(text: &str) -> Parsed {
         }
     }
     out
+}
+
+/// `range` without trailing whitespace (never shorter than empty).
+fn trim_end_ws(text: &str, range: TextRange) -> TextRange {
+    match text.get(range.as_usize()) {
+        Some(s) => {
+            let cut = s.len() - s.trim_end().len();
+            TextRange::new(range.start, range.end.saturating_sub(u32::try_from(cut).unwrap_or(0)).max(range.start))
+        }
+        None => range,
+    }
 }
 
 fn next_char_end(text: &str, at: u32) -> u32 {
@@ -580,6 +603,20 @@ mod tests {
 
     fn slice(text: &str, r: TextRange) -> &str {
         &text[r.as_usize()]
+    }
+
+    #[test]
+    fn flow_ranges_stop_at_closing_quotes_and_brackets() {
+        let t = "a: { b: [x], c: \"q\" , d: 'r' }\nz: { e: [y] , f: {g: h} }\n";
+        let p = parse(t);
+        let root = &p.documents[0];
+        let a = root.get_value("a").unwrap();
+        assert_eq!(slice(t, a.get_value("c").unwrap().range), "\"q\"");
+        assert_eq!(slice(t, a.get_value("d").unwrap().range), "'r'");
+        let z = root.get_value("z").unwrap();
+        assert_eq!(slice(t, z.get_value("e").unwrap().range), "[y]");
+        assert_eq!(slice(t, z.get_value("f").unwrap().range), "{g: h}");
+        assert_eq!(slice(t, z.range), "{ e: [y] , f: {g: h} }");
     }
 
     #[test]

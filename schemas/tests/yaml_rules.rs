@@ -7,6 +7,11 @@ use common::check_file_diagnostics;
 fn duplicate_key_sits_on_the_second_key() {
     check_file_diagnostics(
         r#"
+#- workflows/w/workflow.yaml
+states:
+  a:
+    triggers:
+      manual:
 #- workflows/w/tests/a.test.yaml
 title: a
 description: b
