@@ -484,8 +484,8 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &
                         message: "a mapping key must be a scalar, not a list or a mapping".into(),
                         related: None,
                     });
-                } else if let Some(text) = node.scalar_text() {
-                    if let Some(first) = entries.iter().find(|e| e.key.scalar_text().as_deref() == Some(&*text)) {
+                } else if let Some(text) = node.scalar_text()
+                    && let Some(first) = entries.iter().find(|e| e.key.scalar_text().as_deref() == Some(&*text)) {
                         issues.push(YamlIssue {
                             kind: YamlIssueKind::DuplicateKey,
                             range: node.range,
@@ -493,7 +493,6 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &
                             related: Some(first.key.range),
                         });
                     }
-                }
                 *pending_key = Some(node);
             }
             Some(key) => entries.push(Entry { key, value: node }),
@@ -510,8 +509,8 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>) -> Value {
         SaphyrStyle::Literal => ScalarStyle::Literal,
         SaphyrStyle::Folded => ScalarStyle::Folded,
     };
-    if let Some(tag) = tag {
-        if tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!" {
+    if let Some(tag) = tag
+        && (tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!") {
             match tag.suffix.as_str() {
                 "str" => return Value::Str(value.to_owned(), our_style),
                 "null" => return Value::Null,
@@ -519,7 +518,6 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>) -> Value {
                 _ => {}
             }
         }
-    }
     if our_style != ScalarStyle::Plain {
         return Value::Str(value.to_owned(), our_style);
     }
@@ -536,16 +534,14 @@ fn resolve_plain(v: &str, style: ScalarStyle) -> Value {
         ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
         _ => {}
     }
-    if let Some(hex) = v.strip_prefix("0x") {
-        if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if let Some(hex) = v.strip_prefix("0x")
+        && !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return int_or_float(i64::from_str_radix(hex, 16).ok(), v);
         }
-    }
-    if let Some(oct) = v.strip_prefix("0o") {
-        if !oct.is_empty() && oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+    if let Some(oct) = v.strip_prefix("0o")
+        && !oct.is_empty() && oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
             return int_or_float(i64::from_str_radix(oct, 8).ok(), v);
         }
-    }
     let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         return match v.parse::<i64>() {
@@ -553,11 +549,10 @@ fn resolve_plain(v: &str, style: ScalarStyle) -> Value {
             Err(_) => v.parse::<f64>().map_or(Value::Str(v.to_owned(), style), Value::Float),
         };
     }
-    if is_core_float(digits) {
-        if let Ok(f) = v.parse::<f64>() {
+    if is_core_float(digits)
+        && let Ok(f) = v.parse::<f64>() {
             return Value::Float(f);
         }
-    }
     Value::Str(v.to_owned(), style)
 }
 

@@ -2,6 +2,8 @@
 //! cross-file rules (WFX301–WFX309, FORMAT §B.8, §B.10 and our own checks), plus the
 //! example corpus: every case of `tests/corpus/customer-support` checks clean.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 use common::{check_file_diagnostics, fixture};
 use wfx_schemas::diagnostics::{Diagnostic, Severity};

@@ -1,5 +1,7 @@
 //! Fixture tests for the stream-level rules (WFX0xx, FORMAT §A.0, §B.0).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 use common::check_file_diagnostics;
 
