@@ -319,3 +319,31 @@ async fn other_yaml_gets_no_diagnostics_and_unknown_documents_get_null() {
     assert!(toks["data"].is_array(), "{toks}");
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_buffers_get_diagnostics_and_the_server_keeps_answering() {
+    let ws = corpus_copy();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    let mut version = 1;
+    for (stem, bytes, code) in hostile() {
+        // LSP text is a JSON string: invalid UTF-8 cannot be sent, its lossy form can.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let path = case_path(ws.path(), &format!("{stem}.test.yaml"));
+        c.open(&path, &text, version).await;
+        let d = c.diagnostics(&path, version).await;
+        let codes: Vec<String> = summarize(&d).into_iter().map(|x| x.0).collect();
+        assert!(!codes.is_empty(), "{stem}: no diagnostics");
+        if !matches!(stem, "garbage" | "utf8") {
+            assert!(codes.iter().any(|c| c.starts_with(code)), "{stem}: {codes:?}");
+        }
+        // Requests on the hostile buffer answer (empty or not) instead of failing.
+        let pos = json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 1, "character": 3}});
+        c.request("textDocument/hover", pos.clone()).await;
+        c.request("textDocument/completion", pos).await;
+        c.request("textDocument/foldingRange", json!({"textDocument": {"uri": uri(&path)}})).await;
+        c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri(&path)}})).await;
+        version += 1;
+    }
+    c.shutdown().await;
+}

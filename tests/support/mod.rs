@@ -130,3 +130,38 @@ pub fn summarize(diags: &Value) -> Vec<(String, u64, u64, u64, u64)> {
         })
         .collect()
 }
+
+/// The hostile inputs: (file stem, bytes, a code the result must contain).
+pub fn hostile() -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    // Deterministic "random" bytes (an LCG), so the garbage is the same every run.
+    let mut x: u32 = 12345;
+    let garbage: Vec<u8> = (0..4096)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (x >> 16) as u8
+        })
+        .collect();
+    let mut big = String::from("title: Big\ndescription: A ten-megabyte case.\nsteps:\n");
+    let mut i = 0;
+    while big.len() < 10 * 1024 * 1024 {
+        big.push_str(&format!("  - send: \"{} {i}\"\n", "y".repeat(90)));
+        i += 1;
+    }
+    big.push_str("  - sned: last\n");
+    let deep = format!("title: Deep\nsteps: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    let mut bomb = String::from("title: Bomb\ndescription: Billion laughs.\nvariables:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    let mut prev = 'a';
+    for n in 'b'..='j' {
+        bomb.push_str(&format!("  {n}: &{n} [{}]\n", vec![format!("*{prev}"); 9].join(", ")));
+        prev = n;
+    }
+    bomb.push_str("steps:\n  - send: hi\n");
+    vec![
+        ("garbage", garbage, "WFX006"),
+        ("big", big.into_bytes(), "WFX120"),
+        ("deep", deep.into_bytes(), "WFX00"),
+        ("utf8", b"title: Bad \xff\xfe bytes\nsteps: []\n".to_vec(), "WFX006"),
+        ("bomb", bomb.into_bytes(), "WFX004"),
+        ("nul", b"title: \"Nul \x00 inside\"\ndescription: x\nsteps:\n  - send: hi\n".to_vec(), "WFX001"),
+    ]
+}

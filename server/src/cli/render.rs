@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::panic::AssertUnwindSafe;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde_json::{Value, json};
@@ -16,11 +17,13 @@ use wfx_schemas::diagnostics::{Diagnostic, Severity, all_codes};
 use wfx_schemas::text::{LineIndex, Position, PositionEncoding, TextRange};
 
 /// Where the diagnostics page lives; `#<code-lowercase>` anchors each code. Shared by SARIF
-/// `helpUri` and the server's `codeDescription.href`.
-pub const DIAGNOSTICS_DOC_URL: &str = concat!(
-    env!("CARGO_PKG_REPOSITORY"),
-    "/blob/main/docs/diagnostics.md"
-);
+/// `helpUri` and the server's `codeDescription.href`. The project has no public home yet,
+/// so the default is a placeholder host; set `WFX_DOCS_URL` at build time to the real
+/// `…/docs/diagnostics.md` URL.
+pub const DIAGNOSTICS_DOC_URL: &str = match option_env!("WFX_DOCS_URL") {
+    Some(u) => u,
+    None => "https://example.invalid/wfx-lsp/blob/main/docs/diagnostics.md",
+};
 
 /// The documentation link of one code, e.g. `…/docs/diagnostics.md#wfx104`.
 pub fn code_doc_url(code: &str) -> String {
@@ -172,7 +175,10 @@ pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
         for f in &d.fixes {
             group = group.element(Level::HELP.message(format!("fix available: {}", f.title)));
         }
-        writeln!(out, "{}\n", renderer.render(&[group]))?;
+        // annotate-snippets slices strings; should it ever panic, print the location alone.
+        let rendered = std::panic::catch_unwind(AssertUnwindSafe(|| renderer.render(&[group])))
+            .unwrap_or_else(|_| format!("{}[{}]: {}\n --> {}:{}:{}", d.severity.as_str(), d.code.code, d.message, d.file, start.line + 1, start.character + 1));
+        writeln!(out, "{rendered}\n")?;
     }
     writeln!(out, "{}", summary_line(report))
 }
@@ -198,8 +204,13 @@ fn excerpt<'a>(src: &Source<'a>, range: TextRange) -> Option<(&'a str, u32, Text
             .max(a),
     );
     let text = src.text.get(a as usize..b as usize)?;
-    let start = range.start.clamp(a, b) - a;
-    let end = range.end.clamp(a, b) - a;
+    // Snap onto char boundaries: a WFX006 range counts raw bytes, and the lossy text put a
+    // 3-byte U+FFFD where the invalid byte was.
+    let start = floor_char(text, range.start.clamp(a, b) - a);
+    let mut end = range.end.clamp(a, b) - a;
+    while end < b - a && !text.is_char_boundary(end as usize) {
+        end += 1;
+    }
     Some((text, l0, TextRange::new(start, end)))
 }
 
@@ -365,8 +376,7 @@ pub fn sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             "tool": {"driver": {
                 "name": "wfx-lsp",
                 "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": env!("CARGO_PKG_REPOSITORY"),
-                "rules": rules,
+                                "rules": rules,
             }},
             "columnKind": "utf16CodeUnits",
             "results": results,
