@@ -21,14 +21,41 @@ fn hostile_files_yield_diagnostics_not_crashes() {
             .current_dir(ws.path())
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{stem}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{stem}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let codes: Vec<&str> = v["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
-        assert!(codes.iter().any(|c| c.starts_with(code)), "{stem}: {codes:?}");
-        assert!(v["diagnostics"].as_array().unwrap().iter().all(|d| d["file"] == rel.as_str()), "{stem}");
+        let codes: Vec<&str> = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap())
+            .collect();
+        assert!(
+            codes.iter().any(|c| c.starts_with(code)),
+            "{stem}: {codes:?}"
+        );
+        assert!(
+            v["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d["file"] == rel.as_str()),
+            "{stem}"
+        );
         // The human renderer copes too (long lines, invalid bytes).
-        let human = Command::new(env!("CARGO_BIN_EXE_wfx-lsp")).args(["check", &rel]).current_dir(ws.path()).output().unwrap();
+        let human = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+            .args(["check", &rel])
+            .current_dir(ws.path())
+            .output()
+            .unwrap();
         assert_eq!(human.status.code(), Some(1), "{stem}");
-        assert!(human.stdout.len() < 64 * 1024, "{stem}: the code frame is not bounded");
+        assert!(
+            human.stdout.len() < 64 * 1024,
+            "{stem}: the code frame is not bounded"
+        );
     }
 }

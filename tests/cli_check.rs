@@ -11,8 +11,17 @@ use support::*;
 
 /// Runs the binary in `cwd`; returns (exit code, stdout, stderr).
 fn run(cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wfx-lsp")).args(args).current_dir(cwd).env("NO_COLOR", "1").output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    let out = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
 }
 
 fn shown(code: i32, stdout: &str) -> String {
@@ -25,15 +34,31 @@ fn fixture() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let wf = tmp.path().join("workflows/shop");
     std::fs::create_dir_all(wf.join("tests")).unwrap();
-    std::fs::copy(repo().join("tests/corpus/customer-support/workflows/order-lookup/workflow.yaml"), wf.join("workflow.yaml")).unwrap();
-    std::fs::write(wf.join("tests/typo.test.yaml"), "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - sned: hi\n").unwrap();
-    std::fs::write(wf.join("tests/dup.test.yaml"), "title: Dup\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n").unwrap();
+    std::fs::copy(
+        repo().join("tests/corpus/customer-support/workflows/order-lookup/workflow.yaml"),
+        wf.join("workflow.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        wf.join("tests/typo.test.yaml"),
+        "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - sned: hi\n",
+    )
+    .unwrap();
+    std::fs::write(
+        wf.join("tests/dup.test.yaml"),
+        "title: Dup\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n",
+    )
+    .unwrap();
     std::fs::write(
         wf.join("tests/wide.test.yaml"),
         "title: Wide\ndescription: Emoji and CJK before the error.\nsteps: [{send: \"😀注文\"}, {sned: x}]\n",
     )
     .unwrap();
-    std::fs::write(wf.join("tests/ok.test.yaml"), "title: Fine\ndescription: A valid case.\nsteps:\n  - send: hi\n").unwrap();
+    std::fs::write(
+        wf.join("tests/ok.test.yaml"),
+        "title: Fine\ndescription: A valid case.\nsteps:\n  - send: hi\n",
+    )
+    .unwrap();
     tmp
 }
 
@@ -56,10 +81,16 @@ fn fixture_in_every_format() {
             for (rule, code) in rules.iter().zip(&codes) {
                 assert_eq!(rule["id"], code.code);
                 let help = rule["helpUri"].as_str().unwrap();
-                assert!(help.ends_with(&format!("docs/diagnostics.md#{}", code.code.to_lowercase())), "{help}");
+                assert!(
+                    help.ends_with(&format!("docs/diagnostics.md#{}", code.code.to_lowercase())),
+                    "{help}"
+                );
             }
             for r in run["results"].as_array().unwrap() {
-                assert_eq!(rules[r["ruleIndex"].as_u64().unwrap() as usize]["id"], r["ruleId"]);
+                assert_eq!(
+                    rules[r["ruleIndex"].as_u64().unwrap() as usize]["id"],
+                    r["ruleId"]
+                );
             }
             // ruleIndex moves when codes are added; its consistency is asserted above.
             let mut results = run["results"].clone();
@@ -95,16 +126,44 @@ fn corpus_checks_clean_in_every_format() {
 #[test]
 fn paths_may_be_files_workflow_folders_parents_or_absolute() {
     let ws = fixture();
-    let (code, stdout, _) = run(ws.path(), &["check", "--format", "github", "./workflows/shop/tests/typo.test.yaml"]);
+    let (code, stdout, _) = run(
+        ws.path(),
+        &[
+            "check",
+            "--format",
+            "github",
+            "./workflows/shop/tests/typo.test.yaml",
+        ],
+    );
     assert_eq!(code, 1);
     assert_eq!(stdout.lines().count(), 1);
-    assert!(stdout.starts_with("::error file=workflows/shop/tests/typo.test.yaml,line=4,col=5,"), "{stdout}");
-    let (code, stdout, _) = run(&ws.path().join("workflows"), &["check", "--format", "github", "../workflows/shop/tests/ok.test.yaml"]);
+    assert!(
+        stdout.starts_with("::error file=workflows/shop/tests/typo.test.yaml,line=4,col=5,"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run(
+        &ws.path().join("workflows"),
+        &[
+            "check",
+            "--format",
+            "github",
+            "../workflows/shop/tests/ok.test.yaml",
+        ],
+    );
     assert_eq!((code, stdout.as_str()), (0, ""));
     let abs = ws.path().join("workflows/shop/tests/typo.test.yaml");
-    let (code, stdout, _) = run(Path::new("/"), &["check", "--format", "github", abs.to_str().unwrap()]);
+    let (code, stdout, _) = run(
+        Path::new("/"),
+        &["check", "--format", "github", abs.to_str().unwrap()],
+    );
     assert_eq!(code, 1);
-    assert!(stdout.contains(&format!("file={}", abs.to_str().unwrap().replace(':', "%3A"))), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "file={}",
+            abs.to_str().unwrap().replace(':', "%3A")
+        )),
+        "{stdout}"
+    );
     let (code, stdout, _) = run(ws.path(), &["check", "--format", "json", "workflows/shop"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -126,9 +185,14 @@ fn missing_path_is_a_usage_error() {
 fn fix_applies_the_edits_and_rechecks() {
     let ws = fixture();
     let (code, stdout, stderr) = run(ws.path(), &["check", "--fix", "--format", "github"]);
-    let typo = std::fs::read_to_string(ws.path().join("workflows/shop/tests/typo.test.yaml")).unwrap();
-    assert_eq!(typo, "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - send: hi\n");
-    let wide = std::fs::read_to_string(ws.path().join("workflows/shop/tests/wide.test.yaml")).unwrap();
+    let typo =
+        std::fs::read_to_string(ws.path().join("workflows/shop/tests/typo.test.yaml")).unwrap();
+    assert_eq!(
+        typo,
+        "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - send: hi\n"
+    );
+    let wide =
+        std::fs::read_to_string(ws.path().join("workflows/shop/tests/wide.test.yaml")).unwrap();
     assert!(wide.contains("{send: x}"), "{wide}");
     assert!(stderr.contains("applied"), "{stderr}");
     // The duplicate key has no certain fix and stays.

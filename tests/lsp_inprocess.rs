@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::*;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
 use tokio::sync::mpsc;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -63,7 +65,12 @@ impl Client {
                 }
             }
         });
-        Self { w: cw, rx, next_id: 1, seen: Vec::new() }
+        Self {
+            w: cw,
+            rx,
+            next_id: 1,
+            seen: Vec::new(),
+        }
     }
 
     async fn send(&mut self, msg: Value) {
@@ -78,29 +85,41 @@ impl Client {
     async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         let fut = async {
             loop {
-                let m = self.rx.recv().await.unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
+                let m = self
+                    .rx
+                    .recv()
+                    .await
+                    .unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
                 self.seen.push(m.clone());
                 if pred(&m) {
                     return m;
                 }
             }
         };
-        tokio::time::timeout(DEADLINE, fut).await.unwrap_or_else(|_| panic!("no {what} within {DEADLINE:?}"))
+        tokio::time::timeout(DEADLINE, fut)
+            .await
+            .unwrap_or_else(|_| panic!("no {what} within {DEADLINE:?}"))
     }
 
     async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(request(id, method, params)).await;
-        let resp = self.wait_for(&format!("response to {method}"), |m| m["id"] == id && m.get("method").is_none()).await;
+        let resp = self
+            .wait_for(&format!("response to {method}"), |m| {
+                m["id"] == id && m.get("method").is_none()
+            })
+            .await;
         assert!(resp.get("error").is_none(), "{method} failed: {resp}");
         resp["result"].clone()
     }
 
     async fn initialize(&mut self, root: &Path, encodings: &[&str], related: bool) -> Value {
         let mut params = initialize_params(root, encodings);
-        params["capabilities"]["textDocument"]["publishDiagnostics"]["relatedInformation"] = json!(related);
-        params["capabilities"]["textDocument"]["documentSymbol"] = json!({"hierarchicalDocumentSymbolSupport": true});
+        params["capabilities"]["textDocument"]["publishDiagnostics"]["relatedInformation"] =
+            json!(related);
+        params["capabilities"]["textDocument"]["documentSymbol"] =
+            json!({"hierarchicalDocumentSymbolSupport": true});
         let r = self.request("initialize", params).await;
         self.notify("initialized", json!({})).await;
         r
@@ -115,7 +134,9 @@ impl Client {
         let u = uri(path);
         let m = self
             .wait_for(&format!("diagnostics of {u} v{version}"), |m| {
-                m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u && m["params"]["version"] == version
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == u
+                    && m["params"]["version"] == version
             })
             .await;
         m["params"]["diagnostics"].clone()
@@ -137,7 +158,11 @@ fn columns(text: &str, needle: &str) -> (u64, u64, u64) {
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let line = text[..at].matches('\n').count() as u64;
     let prefix = &text[line_start..at];
-    (line, prefix.encode_utf16().count() as u64, prefix.len() as u64)
+    (
+        line,
+        prefix.encode_utf16().count() as u64,
+        prefix.len() as u64,
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,13 +172,21 @@ async fn utf8_and_utf16_negotiation_report_different_columns_on_a_cjk_emoji_line
     let text = "title: Wide characters\ndescription: A step after emoji and CJK on one line.\nsteps: [{send: \"😀注文\"}, {sned: x}]\n";
     let (line, c16, c8) = columns(text, "sned");
     assert_ne!(c16, c8);
-    for (offered, name, col) in [(vec!["utf-8", "utf-16"], "utf-8", c8), (vec![], "utf-16", c16), (vec!["utf-32"], "utf-32", c16 - 1)] {
+    for (offered, name, col) in [
+        (vec!["utf-8", "utf-16"], "utf-8", c8),
+        (vec![], "utf-16", c16),
+        (vec!["utf-32"], "utf-32", c16 - 1),
+    ] {
         let mut c = Client::start();
         let init = c.initialize(ws.path(), &offered, true).await;
         assert_eq!(init["capabilities"]["positionEncoding"], name);
         c.open(&path, text, 1).await;
         let d = c.diagnostics(&path, 1).await;
-        assert_eq!(summarize(&d), vec![("WFX120".to_owned(), line, col, line, col + 4)], "{name}");
+        assert_eq!(
+            summarize(&d),
+            vec![("WFX120".to_owned(), line, col, line, col + 4)],
+            "{name}"
+        );
         // An edit in the same encoding lands on `sned`.
         let change = json!({
             "textDocument": {"uri": uri(&path), "version": 2},
@@ -205,7 +238,10 @@ async fn quick_fixes_travel_in_diagnostic_data_and_come_back_as_code_actions() {
     let text = "title: Fix me\ndescription: A step with a typo.\nsteps:\n  - sned: hi\n";
     c.open(&path, text, 1).await;
     let d = c.diagnostics(&path, 1).await;
-    assert_eq!(d[0]["data"]["fixes"][0]["title"], "replace `sned` with `send`");
+    assert_eq!(
+        d[0]["data"]["fixes"][0]["title"],
+        "replace `sned` with `send`"
+    );
     let actions = c
         .request(
             "textDocument/codeAction",
@@ -217,7 +253,10 @@ async fn quick_fixes_travel_in_diagnostic_data_and_come_back_as_code_actions() {
     assert_eq!(fix["kind"], "quickfix");
     assert_eq!(fix["isPreferred"], true);
     let edits = &fix["edit"]["changes"][uri(&path)];
-    assert_eq!(edits, &json!([{"range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}, "newText": "send"}]));
+    assert_eq!(
+        edits,
+        &json!([{"range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}, "newText": "send"}])
+    );
     // A diagnostic of another version carries stale offsets: no fix is offered from it.
     let mut stale = d.clone();
     stale[0]["data"]["version"] = json!(0);
@@ -227,7 +266,14 @@ async fn quick_fixes_travel_in_diagnostic_data_and_come_back_as_code_actions() {
             json!({"textDocument": {"uri": uri(&path)}, "range": d[0]["range"], "context": {"diagnostics": stale}}),
         )
         .await;
-    assert!(actions.as_array().unwrap().iter().all(|a| a["title"] != "replace `sned` with `send`"), "{actions}");
+    assert!(
+        actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["title"] != "replace `sned` with `send`"),
+        "{actions}"
+    );
     c.shutdown().await;
 }
 
@@ -240,9 +286,17 @@ async fn related_information_or_folded_message_depends_on_the_client() {
     c.initialize(ws.path(), &[], true).await;
     c.open(&path, text, 1).await;
     let d = c.diagnostics(&path, 1).await;
-    let dup = d.as_array().unwrap().iter().find(|x| x["code"] == "WFX002").unwrap();
+    let dup = d
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "WFX002")
+        .unwrap();
     assert_eq!(dup["relatedInformation"][0]["location"]["uri"], uri(&path));
-    assert_eq!(dup["relatedInformation"][0]["location"]["range"]["start"], json!({"line": 0, "character": 0}));
+    assert_eq!(
+        dup["relatedInformation"][0]["location"]["range"]["start"],
+        json!({"line": 0, "character": 0})
+    );
     assert!(!dup["message"].as_str().unwrap().contains('\n'));
     c.shutdown().await;
 
@@ -250,10 +304,18 @@ async fn related_information_or_folded_message_depends_on_the_client() {
     c.initialize(ws.path(), &[], false).await;
     c.open(&path, text, 1).await;
     let d = c.diagnostics(&path, 1).await;
-    let dup = d.as_array().unwrap().iter().find(|x| x["code"] == "WFX002").unwrap();
+    let dup = d
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "WFX002")
+        .unwrap();
     assert!(dup.get("relatedInformation").is_none());
     let msg = dup["message"].as_str().unwrap();
-    assert!(msg.contains("\nworkflows/order-lookup/tests/dup.test.yaml:1:1: "), "{msg}");
+    assert!(
+        msg.contains("\nworkflows/order-lookup/tests/dup.test.yaml:1:1: "),
+        "{msg}"
+    );
     c.shutdown().await;
 }
 
@@ -275,11 +337,24 @@ async fn an_unsaved_workflow_edit_rechecks_the_open_case() {
     c.open(&spec, &renamed, 1).await;
     let d = c.diagnostics(&case, 1).await;
     let codes: Vec<String> = summarize(&d).into_iter().map(|x| x.0).collect();
-    assert!(!codes.is_empty() && codes.iter().all(|c| c.starts_with("WFX3")), "{d}");
-    let related = d[0]["relatedInformation"].as_array().cloned().unwrap_or_default();
-    assert!(related.iter().any(|r| r["location"]["uri"] == uri(&spec)), "{d}");
+    assert!(
+        !codes.is_empty() && codes.iter().all(|c| c.starts_with("WFX3")),
+        "{d}"
+    );
+    let related = d[0]["relatedInformation"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        related.iter().any(|r| r["location"]["uri"] == uri(&spec)),
+        "{d}"
+    );
     // Closing the buffer restores the saved workflow: the case is clean again.
-    c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri(&spec)}})).await;
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&spec)}}),
+    )
+    .await;
     let m = c
         .wait_for("cleared workflow diagnostics", |m| {
             m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri(&spec)
@@ -298,24 +373,52 @@ async fn other_yaml_gets_no_diagnostics_and_unknown_documents_get_null() {
     let mut c = Client::start();
     c.initialize(ws.path(), &[], true).await;
     c.open(&other, "a: [\nb: b: c\n", 1).await;
-    c.open(&case, "title: After\ndescription: Opened after a broken non-case file.\nsteps:\n  - sned: x\n", 1).await;
+    c.open(
+        &case,
+        "title: After\ndescription: Opened after a broken non-case file.\nsteps:\n  - sned: x\n",
+        1,
+    )
+    .await;
     let d = c.diagnostics(&case, 1).await;
     assert_eq!(summarize(&d).len(), 1);
     // Messages are handled in order, so a publish for config.yaml would have come first.
-    assert!(!c.seen.iter().any(|m| m["params"]["uri"] == uri(&other)), "{:?}", c.seen);
+    assert!(
+        !c.seen.iter().any(|m| m["params"]["uri"] == uri(&other)),
+        "{:?}",
+        c.seen
+    );
 
-    let unknown = uri(&ws.path().join("workflows/order-lookup/tests/never-opened.test.yaml"));
+    let unknown = uri(&ws
+        .path()
+        .join("workflows/order-lookup/tests/never-opened.test.yaml"));
     let pos = json!({"textDocument": {"uri": unknown}, "position": {"line": 0, "character": 0}});
-    assert_eq!(c.request("textDocument/hover", pos.clone()).await, Value::Null);
-    assert_eq!(c.request("textDocument/completion", pos.clone()).await, Value::Null);
+    assert_eq!(
+        c.request("textDocument/hover", pos.clone()).await,
+        Value::Null
+    );
+    assert_eq!(
+        c.request("textDocument/completion", pos.clone()).await,
+        Value::Null
+    );
     assert_eq!(c.request("textDocument/definition", pos).await, Value::Null);
     // Out-of-range positions clamp rather than fail.
-    let far = json!({"textDocument": {"uri": uri(&case)}, "position": {"line": 9999, "character": 9999}});
+    let far =
+        json!({"textDocument": {"uri": uri(&case)}, "position": {"line": 9999, "character": 9999}});
     let r = c.request("textDocument/completion", far).await;
     assert!(r.is_array(), "{r}");
-    let syms = c.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri(&case)}})).await;
+    let syms = c
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri(&case)}}),
+        )
+        .await;
     assert!(syms.is_array(), "{syms}");
-    let toks = c.request("textDocument/semanticTokens/full", json!({"textDocument": {"uri": uri(&case)}})).await;
+    let toks = c
+        .request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri(&case)}}),
+        )
+        .await;
     assert!(toks["data"].is_array(), "{toks}");
     c.shutdown().await;
 }
@@ -335,14 +438,26 @@ async fn hostile_buffers_get_diagnostics_and_the_server_keeps_answering() {
         let codes: Vec<String> = summarize(&d).into_iter().map(|x| x.0).collect();
         assert!(!codes.is_empty(), "{stem}: no diagnostics");
         if !matches!(stem, "garbage" | "utf8") {
-            assert!(codes.iter().any(|c| c.starts_with(code)), "{stem}: {codes:?}");
+            assert!(
+                codes.iter().any(|c| c.starts_with(code)),
+                "{stem}: {codes:?}"
+            );
         }
         // Requests on the hostile buffer answer (empty or not) instead of failing.
-        let pos = json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 1, "character": 3}});
+        let pos =
+            json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 1, "character": 3}});
         c.request("textDocument/hover", pos.clone()).await;
         c.request("textDocument/completion", pos).await;
-        c.request("textDocument/foldingRange", json!({"textDocument": {"uri": uri(&path)}})).await;
-        c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri(&path)}})).await;
+        c.request(
+            "textDocument/foldingRange",
+            json!({"textDocument": {"uri": uri(&path)}}),
+        )
+        .await;
+        c.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri(&path)}}),
+        )
+        .await;
         version += 1;
     }
     c.shutdown().await;

@@ -78,17 +78,23 @@ impl Server {
             match self.rx.recv_timeout(left) {
                 Ok(Wire::Message(m)) if pred(&m) => return m,
                 Ok(Wire::Message(_)) => {}
-                Ok(Wire::Violation(e)) => panic!("stdout carried a non-frame while waiting for {what}: {e}"),
+                Ok(Wire::Violation(e)) => {
+                    panic!("stdout carried a non-frame while waiting for {what}: {e}")
+                }
                 Ok(Wire::Closed) => panic!("stdout closed while waiting for {what}"),
                 Err(RecvTimeoutError::Timeout) => panic!("no {what} within {DEADLINE:?}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("reader gone while waiting for {what}"),
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("reader gone while waiting for {what}")
+                }
             }
         }
     }
 
     fn diagnostics_for(&mut self, uri: &str, version: i64) -> Value {
         self.wait_for(&format!("diagnostics of {uri} v{version}"), |m| {
-            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && m["params"]["version"] == version
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
         })
     }
 }
@@ -96,16 +102,26 @@ impl Server {
 #[test]
 fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
     let ws = corpus_copy();
-    let case = ws.path().join("workflows/order-lookup/tests/broken.test.yaml");
-    let broken = "title: Broken case\ndescription: A case with a typo in a step.\nsteps:\n  - sned: hi\n";
+    let case = ws
+        .path()
+        .join("workflows/order-lookup/tests/broken.test.yaml");
+    let broken =
+        "title: Broken case\ndescription: A case with a typo in a step.\nsteps:\n  - sned: hi\n";
     std::fs::write(&case, broken).unwrap();
     let case_uri = uri(&case);
 
     let mut s = Server::spawn();
-    s.send(&request(1, "initialize", initialize_params(ws.path(), &["utf-16"])));
+    s.send(&request(
+        1,
+        "initialize",
+        initialize_params(ws.path(), &["utf-16"]),
+    ));
     let init = s.wait_for("initialize result", |m| m["id"] == 1);
     assert_eq!(init["result"]["capabilities"]["positionEncoding"], "utf-16");
-    assert_eq!(init["result"]["capabilities"]["textDocumentSync"]["change"], 2);
+    assert_eq!(
+        init["result"]["capabilities"]["textDocumentSync"]["change"],
+        2
+    );
     s.send(&notification("initialized", json!({})));
 
     s.send(&notification(
@@ -116,8 +132,16 @@ fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
     let diags = &pub1["params"]["diagnostics"];
     assert_eq!(summarize(diags), vec![("WFX120".to_owned(), 3, 4, 3, 8)]);
     assert_eq!(diags[0]["source"], "wfx");
-    assert_eq!(diags[0]["message"], "unknown step `sned`; did you mean `send`?");
-    assert!(diags[0]["codeDescription"]["href"].as_str().unwrap().ends_with("docs/diagnostics.md#wfx120"));
+    assert_eq!(
+        diags[0]["message"],
+        "unknown step `sned`; did you mean `send`?"
+    );
+    assert!(
+        diags[0]["codeDescription"]["href"]
+            .as_str()
+            .unwrap()
+            .ends_with("docs/diagnostics.md#wfx120")
+    );
 
     // Replace `sned` with `send` (line 3, characters 4..8).
     s.send(&notification(
@@ -139,7 +163,10 @@ fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
     // After exit, stdout must end cleanly (no stray bytes) and the process exit 0.
     let end = Instant::now() + DEADLINE;
     loop {
-        match s.rx.recv_timeout(end.saturating_duration_since(Instant::now())) {
+        match s
+            .rx
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+        {
             Ok(Wire::Message(_)) => {}
             Ok(Wire::Closed) => break,
             Ok(Wire::Violation(e)) => panic!("stdout carried a non-frame: {e}"),

@@ -31,7 +31,10 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// A temp copy of `tests/corpus/customer-support` (fails loudly if the corpus is missing).
 pub fn corpus_copy() -> tempfile::TempDir {
     let src = repo().join("tests/corpus/customer-support");
-    assert!(src.join("workflows/order-lookup/workflow.yaml").is_file(), "the corpus is missing");
+    assert!(
+        src.join("workflows/order-lookup/workflow.yaml").is_file(),
+        "the corpus is missing"
+    );
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(&src, tmp.path());
     tmp
@@ -39,7 +42,10 @@ pub fn corpus_copy() -> tempfile::TempDir {
 
 /// `file://` URI of a path.
 pub fn uri(p: &Path) -> String {
-    tower_lsp_server::ls_types::Uri::from_file_path(p).unwrap().as_str().to_owned()
+    tower_lsp_server::ls_types::Uri::from_file_path(p)
+        .unwrap()
+        .as_str()
+        .to_owned()
 }
 
 /// One framed message.
@@ -59,15 +65,24 @@ pub fn read_frame(r: &mut impl BufRead) -> Result<Option<Value>, String> {
         let mut line = String::new();
         let n = r.read_line(&mut line).map_err(|e| e.to_string())?;
         if n == 0 {
-            return if first { Ok(None) } else { Err("end of stream inside a header".into()) };
+            return if first {
+                Ok(None)
+            } else {
+                Err("end of stream inside a header".into())
+            };
         }
         first = false;
         if line == "\r\n" {
             break;
         }
-        let Some(h) = line.strip_suffix("\r\n") else { return Err(format!("header line without CRLF: {line:?}")) };
+        let Some(h) = line.strip_suffix("\r\n") else {
+            return Err(format!("header line without CRLF: {line:?}"));
+        };
         if let Some(v) = h.strip_prefix("Content-Length: ") {
-            len = Some(v.parse::<usize>().map_err(|e| format!("bad length {v:?}: {e}"))?);
+            len = Some(
+                v.parse::<usize>()
+                    .map_err(|e| format!("bad length {v:?}: {e}"))?,
+            );
         } else if !h.starts_with("Content-Type: ") {
             return Err(format!("not a header: {line:?}"));
         }
@@ -75,7 +90,9 @@ pub fn read_frame(r: &mut impl BufRead) -> Result<Option<Value>, String> {
     let len = len.ok_or("no Content-Length")?;
     let mut body = vec![0; len];
     r.read_exact(&mut body).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&body).map(Some).map_err(|e| format!("body is not JSON: {e}"))
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| format!("body is not JSON: {e}"))
 }
 
 /// `initialize` params with a workspace folder and the given extra client capabilities.
@@ -148,11 +165,20 @@ pub fn hostile() -> Vec<(&'static str, Vec<u8>, &'static str)> {
         i += 1;
     }
     big.push_str("  - sned: last\n");
-    let deep = format!("title: Deep\nsteps: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
-    let mut bomb = String::from("title: Bomb\ndescription: Billion laughs.\nvariables:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    let deep = format!(
+        "title: Deep\nsteps: {}{}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let mut bomb = String::from(
+        "title: Bomb\ndescription: Billion laughs.\nvariables:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    );
     let mut prev = 'a';
     for n in 'b'..='j' {
-        bomb.push_str(&format!("  {n}: &{n} [{}]\n", vec![format!("*{prev}"); 9].join(", ")));
+        bomb.push_str(&format!(
+            "  {n}: &{n} [{}]\n",
+            vec![format!("*{prev}"); 9].join(", ")
+        ));
         prev = n;
     }
     bomb.push_str("steps:\n  - send: hi\n");
@@ -160,8 +186,16 @@ pub fn hostile() -> Vec<(&'static str, Vec<u8>, &'static str)> {
         ("garbage", garbage, "WFX006"),
         ("big", big.into_bytes(), "WFX120"),
         ("deep", deep.into_bytes(), "WFX00"),
-        ("utf8", b"title: Bad \xff\xfe bytes\nsteps: []\n".to_vec(), "WFX006"),
+        (
+            "utf8",
+            b"title: Bad \xff\xfe bytes\nsteps: []\n".to_vec(),
+            "WFX006",
+        ),
         ("bomb", bomb.into_bytes(), "WFX004"),
-        ("nul", b"title: \"Nul \x00 inside\"\ndescription: x\nsteps:\n  - send: hi\n".to_vec(), "WFX001"),
+        (
+            "nul",
+            b"title: \"Nul \x00 inside\"\ndescription: x\nsteps:\n  - send: hi\n".to_vec(),
+            "WFX001",
+        ),
     ]
 }

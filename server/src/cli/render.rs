@@ -177,7 +177,17 @@ pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
         }
         // annotate-snippets slices strings; should it ever panic, print the location alone.
         let rendered = std::panic::catch_unwind(AssertUnwindSafe(|| renderer.render(&[group])))
-            .unwrap_or_else(|_| format!("{}[{}]: {}\n --> {}:{}:{}", d.severity.as_str(), d.code.code, d.message, d.file, start.line + 1, start.character + 1));
+            .unwrap_or_else(|_| {
+                format!(
+                    "{}[{}]: {}\n --> {}:{}:{}",
+                    d.severity.as_str(),
+                    d.code.code,
+                    d.message,
+                    d.file,
+                    start.line + 1,
+                    start.character + 1
+                )
+            });
         writeln!(out, "{rendered}\n")?;
     }
     writeln!(out, "{}", summary_line(report))

@@ -977,3 +977,23 @@ impl LanguageServer for Server {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_handler_becomes_an_internal_error() {
+        let r: Result<u32> = guard("test", || panic!("boom"));
+        assert_eq!(r.unwrap_err().code, ErrorCode::InternalError);
+        assert_eq!(guard("test", || 7).unwrap(), 7);
+    }
+
+    #[test]
+    fn related_workflow_dirs_come_from_the_path() {
+        let d = workflow_dir("ws/workflows/a/tests/x.test.yaml").unwrap();
+        assert_eq!((d.root.as_str(), d.slug.as_str()), ("ws", "a"));
+        assert_eq!(workflow_dir("ws/workflows/a/workflow.yaml"), Some(d));
+        assert_eq!(workflow_dir("ws/other.yaml"), None);
+    }
+}
