@@ -2,5 +2,5 @@
 # Builds the release binaries and prints wfx-lsp's benchmark figures (see bench/src/main.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --bin wfx-lsp -p wfx-lsp -p wfx-bench
+cargo build --release --locked -p wfx-lsp -p wfx-bench --bins
 target/release/wfx-bench target/release/wfx-lsp

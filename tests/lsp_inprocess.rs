@@ -462,3 +462,72 @@ async fn hostile_buffers_get_diagnostics_and_the_server_keeps_answering() {
     }
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
+    let ws = corpus_copy();
+    let mut c = Client::start();
+    let mut params = initialize_params(ws.path(), &[]);
+    params["capabilities"]["workspace"] =
+        json!({"didChangeWatchedFiles": {"dynamicRegistration": true}, "configuration": true});
+    let init = c.request("initialize", params).await;
+    // No executeCommandProvider until the runner integration lands.
+    assert!(
+        init["capabilities"].get("executeCommandProvider").is_none(),
+        "{init}"
+    );
+    c.notify("initialized", json!({})).await;
+    let mut registered = None;
+    let mut pulled = None;
+    while registered.is_none() || pulled.is_none() {
+        let m = c
+            .wait_for("a server request", |m| {
+                m.get("method").is_some() && m.get("id").is_some()
+            })
+            .await;
+        let result = match m["method"].as_str().unwrap() {
+            "client/registerCapability" => {
+                registered = Some(m["params"].clone());
+                Value::Null
+            }
+            "workspace/configuration" => {
+                pulled = Some(m["params"].clone());
+                json!([{"inlayHints": {"lengthBudget": false}}])
+            }
+            other => panic!("unexpected request {other}"),
+        };
+        c.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": result}))
+            .await;
+    }
+    let reg = &registered.unwrap()["registrations"][0];
+    assert_eq!(reg["method"], "workspace/didChangeWatchedFiles");
+    let globs: Vec<&str> = reg["registerOptions"]["watchers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["globPattern"].as_str().unwrap())
+        .collect();
+    assert!(
+        globs.contains(&"**/workflows/*/workflow.yaml") && globs.contains(&"**/*.test.yaml"),
+        "{globs:?}"
+    );
+    assert_eq!(pulled.unwrap()["items"][0]["section"], "wfx");
+    // A watched-file change rechecks open documents.
+    let case = case_path(ws.path(), "watched.test.yaml");
+    c.open(
+        &case,
+        "title: Watched\ndescription: Rechecked on a disk change.\nsteps:\n  - sned: x\n",
+        1,
+    )
+    .await;
+    c.diagnostics(&case, 1).await;
+    let spec = uri(&ws.path().join("workflows/order-lookup/workflow.yaml"));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": spec, "type": 2}]}),
+    )
+    .await;
+    let d = c.diagnostics(&case, 1).await;
+    assert_eq!(summarize(&d).len(), 1);
+    c.shutdown().await;
+}

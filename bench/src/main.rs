@@ -269,6 +269,7 @@ fn main() {
         "wfx-lsp binary not found at {} (build it with `cargo build --release`)",
         bin.display()
     );
+    let bin = std::fs::canonicalize(&bin).unwrap();
     println!("wfx-bench  (binary: {})", bin.display());
     micro("~30-line case", &small_case());
     micro("~3000-line case", &large_case());
