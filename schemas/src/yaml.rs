@@ -362,6 +362,16 @@ pub fn parse(text: &str) -> Parsed {
                 push_node(&mut stack, &mut doc_root, node, &mut out.issues);
             }
             Event::Scalar(value, style, anchor, tag) => {
+                // saphyr's span of a quoted scalar in flow context runs past the closing
+                // quote over trailing blanks; end it at the quote.
+                let mut range = range;
+                if matches!(style, SaphyrStyle::SingleQuoted | SaphyrStyle::DoubleQuoted) {
+                    while range.end > range.start
+                        && matches!(text.as_bytes().get(range.end as usize - 1), Some(b' ' | b'\t'))
+                    {
+                        range.end -= 1;
+                    }
+                }
                 let node = Node::new(resolve_scalar(&value, style, tag.as_deref()), range);
                 last_end = last_end.max(range.end);
                 if anchor > 0 {

@@ -335,24 +335,38 @@ fn first_key_range(node: &Node) -> TextRange {
     node.as_map().and_then(|m| m.first()).map_or(node.range, |e| e.key.range)
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
+/// Optimal string alignment distance: insertions, deletions, substitutions and adjacent
+/// transpositions each cost 1.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
-            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
-            let ins = cur.get(j).copied().unwrap_or(0) + 1;
-            cur.push(sub.min(del).min(ins));
+    let w = b.len() + 1;
+    let mut dp = vec![0usize; (a.len() + 1) * w];
+    let at = |dp: &[usize], i: usize, j: usize| dp.get(i * w + j).copied().unwrap_or(usize::MAX / 2);
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            let v = if i == 0 {
+                j
+            } else if j == 0 {
+                i
+            } else {
+                let cost = usize::from(a.get(i - 1) != b.get(j - 1));
+                let mut v = (at(&dp, i - 1, j) + 1).min(at(&dp, i, j - 1) + 1).min(at(&dp, i - 1, j - 1) + cost);
+                if i > 1 && j > 1 && a.get(i - 1) == b.get(j - 2) && a.get(i - 2) == b.get(j - 1) {
+                    v = v.min(at(&dp, i - 2, j - 2) + 1);
+                }
+                v
+            };
+            if let Some(cell) = dp.get_mut(i * w + j) {
+                *cell = v;
+            }
         }
-        prev = cur;
     }
-    prev.last().copied().unwrap_or(0)
+    at(&dp, a.len(), b.len())
 }
 
 /// The closest known key to `key`: the same letters ignoring case, `_` and `-`, or an edit
-/// distance of at most 1 (2 for keys of 6 characters or more).
+/// distance (with transpositions) of at most 1, or 2 for keys of 6 characters or more.
 pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     let norm = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').collect::<String>().to_lowercase();
     let nk = norm(key);
@@ -362,7 +376,7 @@ pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     let limit = if key.chars().count() >= 6 { 2 } else { 1 };
     known
         .iter()
-        .map(|k| (levenshtein(key, k), *k))
+        .map(|k| (edit_distance(key, k), *k))
         .filter(|(dist, _)| *dist <= limit)
         .min_by_key(|(dist, _)| *dist)
         .map(|(_, k)| k)

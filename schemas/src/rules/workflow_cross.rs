@@ -462,7 +462,8 @@ fn check_skills(file: &str, root: &Node, states: &[Entry], reg: &Registry, out: 
     }
     for (where_, l) in lists {
         for item in l.as_seq().unwrap_or(&[]) {
-            let Some(slug) = item.as_str() else { continue };
+            // A malformed slug is the shape's finding (WFX212), not a registry miss.
+            let Some(slug) = item.as_str().filter(|s| is_slug(s)) else { continue };
             if !reg.skills.contains_key(slug) {
                 let hint = crate::rules::workflow::did_you_mean(slug, &reg.skills.keys().map(String::as_str).collect::<Vec<_>>());
                 let mut diag = Diagnostic::new(
