@@ -26,29 +26,78 @@ use crate::yaml::{Entry, Node, Value};
 
 /// Top-level keys of `workflow.yaml` (FORMAT §A.1).
 pub const ROOT_KEYS: &[&str] = &[
-    "title", "instructions", "disabled", "runtime", "settings", "tools", "skills", "mounts", "tests",
-    "extensions", "metadata", "states",
+    "title",
+    "instructions",
+    "disabled",
+    "runtime",
+    "settings",
+    "tools",
+    "skills",
+    "mounts",
+    "tests",
+    "extensions",
+    "metadata",
+    "states",
 ];
 
 /// Keys of a state (FORMAT §A.2).
 pub const STATE_KEYS: &[&str] = &[
-    "type", "title", "instructions", "summary", "evidence", "approvers", "triggers", "before",
-    "after", "budget", "model", "on_error", "tools", "skills", "mounts", "requires", "metadata",
+    "type",
+    "title",
+    "instructions",
+    "summary",
+    "evidence",
+    "approvers",
+    "triggers",
+    "before",
+    "after",
+    "budget",
+    "model",
+    "on_error",
+    "tools",
+    "skills",
+    "mounts",
+    "requires",
+    "metadata",
     "transitions",
 ];
 
 /// Keys a trigger declaration is read for (FORMAT §A.5); others are lint warnings.
-pub const TRIGGER_KEYS: &[&str] =
-    &["session", "message", "connection", "description", "requires", "returns"];
+pub const TRIGGER_KEYS: &[&str] = &[
+    "session",
+    "message",
+    "connection",
+    "description",
+    "requires",
+    "returns",
+];
 
 /// Signature entry types (FORMAT §A.5).
-pub const SIGNATURE_TYPES: &[&str] =
-    &["string", "integer", "number", "boolean", "date", "date-time", "object", "array"];
+pub const SIGNATURE_TYPES: &[&str] = &[
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "date",
+    "date-time",
+    "object",
+    "array",
+];
 
 /// Essential tools: always shown and permitted in every state (FORMAT §E.5).
 pub const ESSENTIAL_TOOLS: &[&str] = &[
-    "ls", "read_file", "write_file", "edit_file", "copy_file", "move_file", "remove_file", "glob",
-    "grep", "write_todos", "archmax_eval", "archmax_run",
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "copy_file",
+    "move_file",
+    "remove_file",
+    "glob",
+    "grep",
+    "write_todos",
+    "archmax_eval",
+    "archmax_run",
 ];
 
 /// Built-in hook kinds (FORMAT §A.6; `BUILTIN_HOOK_KINDS` in the reference's
@@ -84,7 +133,8 @@ pub fn is_slug(s: &str) -> bool {
         && !s.starts_with('-')
         && !s.ends_with('-')
         && !s.contains("--")
-        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// True when `s` matches `VARIABLE_NAME_PATTERN`, `^[a-z][a-z0-9_]*$` (FORMAT §A.3).
@@ -108,7 +158,9 @@ pub fn mount_name_problem(s: &str) -> Option<&'static str> {
     if s.starts_with('/') || s.ends_with('/') {
         return Some("it starts or ends with `/`");
     }
-    if s.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..") {
+    if s.split('/')
+        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+    {
         return Some("it has an empty, `.` or `..` segment");
     }
     None
@@ -117,7 +169,9 @@ pub fn mount_name_problem(s: &str) -> Option<&'static str> {
 /// True when `p` is a valid hook script path: `^hooks/[^/].*\.(js|mjs)$` with no `..`
 /// segment (FORMAT §A.6).
 pub fn is_hook_script_path(p: &str) -> bool {
-    let Some(rest) = p.strip_prefix("hooks/") else { return false };
+    let Some(rest) = p.strip_prefix("hooks/") else {
+        return false;
+    };
     !rest.is_empty()
         && !rest.starts_with('/')
         && !p.contains('\n')
@@ -153,7 +207,10 @@ pub fn scan_refs(s: &str) -> Vec<GuardRef> {
     let mut from = 0;
     while let Some(pos) = s.get(from..).and_then(|r| r.find("${{")).map(|p| p + from) {
         let inner_start = pos + 3;
-        let Some(close) = s.get(inner_start..).and_then(|r| r.find('}')).map(|p| p + inner_start)
+        let Some(close) = s
+            .get(inner_start..)
+            .and_then(|r| r.find('}'))
+            .map(|p| p + inner_start)
         else {
             break;
         };
@@ -253,7 +310,11 @@ pub fn check_document(file: &str, root: &Node) -> Vec<Diagnostic> {
         return vec![Diagnostic::new(
             &d::WF_NOT_A_MAPPING,
             file,
-            if root.is_null() { TextRange::empty(root.range.start) } else { root.range },
+            if root.is_null() {
+                TextRange::empty(root.range.start)
+            } else {
+                root.range
+            },
             format!("the workflow spec must be a YAML mapping of keys; this document is {what}"),
         )];
     }
@@ -294,7 +355,9 @@ pub fn check_workflow_md(file: &str, text: &str) -> Vec<Diagnostic> {
     let text_start = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let body = text.get(text_start..).unwrap_or("");
     let mut lines = body.split_inclusive('\n');
-    let Some(first) = lines.next() else { return Vec::new() };
+    let Some(first) = lines.next() else {
+        return Vec::new();
+    };
     if first.trim_end() != "---" {
         return Vec::new();
     }
@@ -316,7 +379,10 @@ pub fn check_workflow_md(file: &str, text: &str) -> Vec<Diagnostic> {
 // Small helpers.
 
 fn key_text(e: &Entry) -> String {
-    e.key.scalar_text().map(|c| c.into_owned()).unwrap_or_default()
+    e.key
+        .scalar_text()
+        .map(|c| c.into_owned())
+        .unwrap_or_default()
 }
 
 /// The value as compact JSON for messages, cut at 60 characters.
@@ -332,7 +398,9 @@ fn json(node: &Node) -> String {
 
 /// The range a "missing key" finding sits on: the mapping's first key, else the node.
 fn first_key_range(node: &Node) -> TextRange {
-    node.as_map().and_then(|m| m.first()).map_or(node.range, |e| e.key.range)
+    node.as_map()
+        .and_then(|m| m.first())
+        .map_or(node.range, |e| e.key.range)
 }
 
 /// Optimal string alignment distance: insertions, deletions, substitutions and adjacent
@@ -342,7 +410,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let w = b.len() + 1;
     let mut dp = vec![0usize; (a.len() + 1) * w];
-    let at = |dp: &[usize], i: usize, j: usize| dp.get(i * w + j).copied().unwrap_or(usize::MAX / 2);
+    let at =
+        |dp: &[usize], i: usize, j: usize| dp.get(i * w + j).copied().unwrap_or(usize::MAX / 2);
     for i in 0..=a.len() {
         for j in 0..=b.len() {
             let v = if i == 0 {
@@ -351,7 +420,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
                 i
             } else {
                 let cost = usize::from(a.get(i - 1) != b.get(j - 1));
-                let mut v = (at(&dp, i - 1, j) + 1).min(at(&dp, i, j - 1) + 1).min(at(&dp, i - 1, j - 1) + cost);
+                let mut v = (at(&dp, i - 1, j) + 1)
+                    .min(at(&dp, i, j - 1) + 1)
+                    .min(at(&dp, i - 1, j - 1) + cost);
                 if i > 1 && j > 1 && a.get(i - 1) == b.get(j - 2) && a.get(i - 2) == b.get(j - 1) {
                     v = v.min(at(&dp, i - 2, j - 2) + 1);
                 }
@@ -368,7 +439,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// The closest known key to `key`: the same letters ignoring case, `_` and `-`, or an edit
 /// distance (with transpositions) of at most 1, or 2 for keys of 6 characters or more.
 pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
-    let norm = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').collect::<String>().to_lowercase();
+    let norm = |s: &str| {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .collect::<String>()
+            .to_lowercase()
+    };
     let nk = norm(key);
     if let Some(k) = known.iter().find(|k| norm(k) == nk) {
         return Some(k);
@@ -396,10 +472,14 @@ fn removed_key(at: At, key: &str) -> Option<(&'static str, Option<&'static str>)
             "a state that allows `archmax_workflow_<slug>` in `tools.allow`, with the inputs in `requires`",
             None,
         ),
-        (At::State, "parallel" | "join") => {
-            ("fan-out from a skill script calling `archmax_workflow_<slug>` (parallel states were removed)", None)
-        }
-        (At::Transition, "on") => ("the transition's `description`, which is how the agent picks an edge", None),
+        (At::State, "parallel" | "join") => (
+            "fan-out from a skill script calling `archmax_workflow_<slug>` (parallel states were removed)",
+            None,
+        ),
+        (At::Transition, "on") => (
+            "the transition's `description`, which is how the agent picks an edge",
+            None,
+        ),
         (At::Hook | At::Rubric, "max_corrections") => ("`max_iterations`", Some("max_iterations")),
         (At::Hook, "subagent") => ("`rubric`", Some("rubric")),
         _ => return None,
@@ -428,9 +508,11 @@ fn strict(cx: &mut Cx<'_>, node: &Node, known: &[&str], at: At, what: &str) {
             continue;
         }
         let root_skills_allow = at == At::RootGrants && what == "`skills`" && key == "allow";
-        if let Some((replacement, rename)) =
-            removed_key(at, &key).or(if root_skills_allow { Some(("`allow_always`", Some("allow_always"))) } else { None })
-        {
+        if let Some((replacement, rename)) = removed_key(at, &key).or(if root_skills_allow {
+            Some(("`allow_always`", Some("allow_always")))
+        } else {
+            None
+        }) {
             let mut diag = cx.diag(
                 &d::WF_REMOVED_KEY,
                 e.key.range,
@@ -457,14 +539,22 @@ fn strict(cx: &mut Cx<'_>, node: &Node, known: &[&str], at: At, what: &str) {
 }
 
 fn list(items: &[&str]) -> String {
-    items.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn wrong_type(cx: &mut Cx<'_>, node: &Node, key: &str, expected: &str) {
     cx.shape(
         &d::WF_WRONG_TYPE,
         node.range,
-        format!("`{key}` must be {expected}; got {} `{}`", node.type_name(), json(node)),
+        format!(
+            "`{key}` must be {expected}; got {} `{}`",
+            node.type_name(),
+            json(node)
+        ),
     );
 }
 
@@ -487,7 +577,11 @@ fn expect_nonempty_str(cx: &mut Cx<'_>, node: &Node, key: &str) {
     match node.as_str() {
         None => wrong_type(cx, node, key, "a non-empty string"),
         Some(s) if s.trim().is_empty() => {
-            cx.shape(&d::WF_EMPTY_STRING, node.range, format!("`{key}` must be a non-empty string"));
+            cx.shape(
+                &d::WF_EMPTY_STRING,
+                node.range,
+                format!("`{key}` must be a non-empty string"),
+            );
         }
         Some(_) => {}
     }
@@ -503,13 +597,21 @@ fn expect_bool(cx: &mut Cx<'_>, node: &Node, key: &str) {
 fn expect_int(cx: &mut Cx<'_>, node: &Node, key: &str, min: i64) {
     let ok = matches!(node.value, Value::Int(i) if i >= min);
     if !ok {
-        let expected = if min >= 1 { "an integer greater than 0" } else { "an integer of at least 0" };
+        let expected = if min >= 1 {
+            "an integer greater than 0"
+        } else {
+            "an integer of at least 0"
+        };
         let code = if matches!(node.value, Value::Int(_) | Value::Float(_)) {
             &d::WF_INVALID_NUMBER
         } else {
             &d::WF_WRONG_TYPE
         };
-        cx.shape(code, node.range, format!("`{key}` must be {expected}; got `{}`", json(node)));
+        cx.shape(
+            code,
+            node.range,
+            format!("`{key}` must be {expected}; got `{}`", json(node)),
+        );
     }
 }
 
@@ -579,7 +681,13 @@ fn shape_root(cx: &mut Cx<'_>, root: &Node) {
         shape_settings(cx, v);
     }
     if let Some(v) = get("tools").and_then(|v| expect_map(cx, v, "tools")) {
-        strict(cx, v, &["allow_always", "forbid_always"], At::RootGrants, "`tools`");
+        strict(
+            cx,
+            v,
+            &["allow_always", "forbid_always"],
+            At::RootGrants,
+            "`tools`",
+        );
         if let Some(l) = v.get_value("allow_always") {
             shape_tool_list(cx, l, true, "tools.allow_always", "tools.allow_always");
         }
@@ -588,7 +696,13 @@ fn shape_root(cx: &mut Cx<'_>, root: &Node) {
         }
     }
     if let Some(v) = get("skills").and_then(|v| expect_map(cx, v, "skills")) {
-        strict(cx, v, &["allow_always", "forbid_always"], At::RootGrants, "`skills`");
+        strict(
+            cx,
+            v,
+            &["allow_always", "forbid_always"],
+            At::RootGrants,
+            "`skills`",
+        );
         for k in ["allow_always", "forbid_always"] {
             if let Some(l) = v.get_value(k) {
                 shape_skill_list(cx, l, &format!("skills.{k}"));
@@ -596,7 +710,13 @@ fn shape_root(cx: &mut Cx<'_>, root: &Node) {
         }
     }
     if let Some(v) = get("mounts").and_then(|v| expect_map(cx, v, "mounts")) {
-        strict(cx, v, &["allow_always", "forbid_always"], At::RootGrants, "`mounts`");
+        strict(
+            cx,
+            v,
+            &["allow_always", "forbid_always"],
+            At::RootGrants,
+            "`mounts`",
+        );
         if let Some(l) = v.get_value("allow_always") {
             shape_mount_grants(cx, l, "mounts.allow_always");
         }
@@ -619,7 +739,11 @@ fn shape_root(cx: &mut Cx<'_>, root: &Node) {
     let hook_kinds: Vec<String> = get("extensions")
         .and_then(|e| e.get_value("hooks"))
         .and_then(Node::as_seq)
-        .map(|s| s.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect())
+        .map(|s| {
+            s.iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     match get("states") {
         None => cx.shape(
@@ -651,7 +775,14 @@ fn shape_settings(cx: &mut Cx<'_>, v: &Node) {
     strict(
         cx,
         v,
-        &["model", "timeoutMs", "memoryLimitBytes", "maxPtcCalls", "maxResultChars", "prompt_cache"],
+        &[
+            "model",
+            "timeoutMs",
+            "memoryLimitBytes",
+            "maxPtcCalls",
+            "maxResultChars",
+            "prompt_cache",
+        ],
         At::Other,
         "`settings`",
     );
@@ -668,8 +799,17 @@ fn shape_settings(cx: &mut Cx<'_>, v: &Node) {
             expect_int(cx, n, "settings.maxPtcCalls", 0);
         }
     }
-    if let Some(p) = v.get_value("prompt_cache").and_then(|p| expect_map(cx, p, "settings.prompt_cache")) {
-        strict(cx, p, &["enabled", "ttl"], At::Other, "`settings.prompt_cache`");
+    if let Some(p) = v
+        .get_value("prompt_cache")
+        .and_then(|p| expect_map(cx, p, "settings.prompt_cache"))
+    {
+        strict(
+            cx,
+            p,
+            &["enabled", "ttl"],
+            At::Other,
+            "`settings.prompt_cache`",
+        );
         if let Some(b) = p.get_value("enabled") {
             expect_bool(cx, b, "settings.prompt_cache.enabled");
         }
@@ -680,19 +820,43 @@ fn shape_settings(cx: &mut Cx<'_>, v: &Node) {
 }
 
 fn shape_tests(cx: &mut Cx<'_>, v: &Node) {
-    strict(cx, v, &["maxConcurrency", "caseTimeoutMs", "judge"], At::Other, "`tests`");
+    strict(
+        cx,
+        v,
+        &["maxConcurrency", "caseTimeoutMs", "judge"],
+        At::Other,
+        "`tests`",
+    );
     for k in ["maxConcurrency", "caseTimeoutMs"] {
         if let Some(n) = v.get_value(k) {
             expect_int(cx, n, &format!("tests.{k}"), 1);
         }
     }
-    if let Some(j) = v.get_value("judge").and_then(|j| expect_map(cx, j, "tests.judge")) {
-        strict(cx, j, &["model", "modelOptions"], At::Other, "`tests.judge`");
+    if let Some(j) = v
+        .get_value("judge")
+        .and_then(|j| expect_map(cx, j, "tests.judge"))
+    {
+        strict(
+            cx,
+            j,
+            &["model", "modelOptions"],
+            At::Other,
+            "`tests.judge`",
+        );
         if let Some(m) = j.get_value("model") {
             expect_str(cx, m, "tests.judge.model");
         }
-        if let Some(o) = j.get_value("modelOptions").and_then(|o| expect_map(cx, o, "tests.judge.modelOptions")) {
-            strict(cx, o, &["temperature", "maxTokens"], At::Other, "`tests.judge.modelOptions`");
+        if let Some(o) = j
+            .get_value("modelOptions")
+            .and_then(|o| expect_map(cx, o, "tests.judge.modelOptions"))
+        {
+            strict(
+                cx,
+                o,
+                &["temperature", "maxTokens"],
+                At::Other,
+                "`tests.judge.modelOptions`",
+            );
             if let Some(t) = o.get_value("temperature") {
                 let ok = match t.value {
                     Value::Int(i) => i >= 0,
@@ -719,16 +883,31 @@ fn shape_tests(cx: &mut Cx<'_>, v: &Node) {
 /// `place` the `<where>` of guard messages.
 fn shape_tool_list(cx: &mut Cx<'_>, node: &Node, allow_side: bool, field: &str, place: &str) {
     let Some(items) = node.as_seq() else {
-        wrong_type(cx, node, field, "a list of tool names or `{ tool, … }` entries");
+        wrong_type(
+            cx,
+            node,
+            field,
+            "a list of tool names or `{ tool, … }` entries",
+        );
         return;
     };
     for item in items {
         let tool_node = match &item.value {
             Value::Str(..) => item,
             Value::Map(_) => {
-                strict(cx, item, &["tool", "args", "paths", "connection", "source"], At::Other, &format!("a `{field}` entry"));
+                strict(
+                    cx,
+                    item,
+                    &["tool", "args", "paths", "connection", "source"],
+                    At::Other,
+                    &format!("a `{field}` entry"),
+                );
                 let Some(t) = item.get_value("tool") else {
-                    cx.shape(&d::WF_INVALID_TOOL_ENTRY, first_key_range(item), format!("a `{field}` entry must name a tool (`tool: <name>`)"));
+                    cx.shape(
+                        &d::WF_INVALID_TOOL_ENTRY,
+                        first_key_range(item),
+                        format!("a `{field}` entry must name a tool (`tool: <name>`)"),
+                    );
                     continue;
                 };
                 if t.as_str().is_none() {
@@ -777,7 +956,14 @@ fn shape_globs(cx: &mut Cx<'_>, node: &Node, key: &str, tool: &str, place: &str)
         Value::Str(..) => vec![node],
         Value::Seq(items) if items.iter().all(|i| i.as_str().is_some()) => items.iter().collect(),
         _ => {
-            cx.shape(&d::WF_INVALID_TOOL_ENTRY, node.range, format!("`{key}` must be a glob or a list of globs; got `{}`", json(node)));
+            cx.shape(
+                &d::WF_INVALID_TOOL_ENTRY,
+                node.range,
+                format!(
+                    "`{key}` must be a glob or a list of globs; got `{}`",
+                    json(node)
+                ),
+            );
             return;
         }
     };
@@ -816,16 +1002,29 @@ fn check_mount_name(cx: &mut Cx<'_>, node: &Node) {
     match node.as_str() {
         Some(s) => {
             if let Some(why) = mount_name_problem(s) {
-                cx.shape(&d::WF_INVALID_MOUNT_NAME, node.range, format!("`{s}` is not a valid mount name: {why}"));
+                cx.shape(
+                    &d::WF_INVALID_MOUNT_NAME,
+                    node.range,
+                    format!("`{s}` is not a valid mount name: {why}"),
+                );
             }
         }
-        None => cx.shape(&d::WF_INVALID_MOUNT_NAME, node.range, format!("a mount name must be a string; got `{}`", json(node))),
+        None => cx.shape(
+            &d::WF_INVALID_MOUNT_NAME,
+            node.range,
+            format!("a mount name must be a string; got `{}`", json(node)),
+        ),
     }
 }
 
 fn shape_mount_grants(cx: &mut Cx<'_>, node: &Node, field: &str) {
     let Some(items) = node.as_seq() else {
-        wrong_type(cx, node, field, "a list of mount names, each optionally as `{ mount: <name>, access: read | read_write }`");
+        wrong_type(
+            cx,
+            node,
+            field,
+            "a list of mount names, each optionally as `{ mount: <name>, access: read | read_write }`",
+        );
         return;
     };
     for item in items {
@@ -874,12 +1073,19 @@ fn shape_state(cx: &mut Cx<'_>, slug: &str, node: &Node, hook_kinds: &[String]) 
                     "trigger" => "a `triggers:` mapping on the state a run starts in",
                     _ => "a state that allows `archmax_workflow_<slug>` in `tools.allow`",
                 };
-                cx.shape(&d::WF_UNKNOWN_STATE_TYPE, t.range, format!("state type `{v}` was removed; use {instead}"));
+                cx.shape(
+                    &d::WF_UNKNOWN_STATE_TYPE,
+                    t.range,
+                    format!("state type `{v}` was removed; use {instead}"),
+                );
             }
             _ => cx.shape(
                 &d::WF_UNKNOWN_STATE_TYPE,
                 t.range,
-                format!("unknown state type `{}`; expected `agent` or `human`", t.scalar_text().map_or_else(|| json(t), |c| c.into_owned())),
+                format!(
+                    "unknown state type `{}`; expected `agent` or `human`",
+                    t.scalar_text().map_or_else(|| json(t), |c| c.into_owned())
+                ),
             ),
         }
     }
@@ -905,7 +1111,13 @@ fn shape_state(cx: &mut Cx<'_>, slug: &str, node: &Node, hook_kinds: &[String]) 
         }
     }
     if let Some(b) = get("budget").and_then(|b| expect_map(cx, b, "budget")) {
-        strict(cx, b, &["maxTurns", "timeoutMs", "maxParks"], At::Other, "`budget`");
+        strict(
+            cx,
+            b,
+            &["maxTurns", "timeoutMs", "maxParks"],
+            At::Other,
+            "`budget`",
+        );
         for k in ["maxTurns", "timeoutMs", "maxParks"] {
             if let Some(n) = b.get_value(k) {
                 expect_int(cx, n, &format!("budget.{k}"), 1);
@@ -960,7 +1172,12 @@ fn shape_state(cx: &mut Cx<'_>, slug: &str, node: &Node, hook_kinds: &[String]) 
     }
     if let Some(t) = get("transitions") {
         match t.as_seq() {
-            None => wrong_type(cx, t, "transitions", "a list of `{ to, description }` entries"),
+            None => wrong_type(
+                cx,
+                t,
+                "transitions",
+                "a list of `{ to, description }` entries",
+            ),
             Some(items) => {
                 for item in items {
                     shape_transition(cx, item);
@@ -986,17 +1203,37 @@ fn check_var_name(cx: &mut Cx<'_>, item: &Node) {
 
 fn shape_transition(cx: &mut Cx<'_>, item: &Node) {
     if item.as_map().is_none() {
-        wrong_type(cx, item, "transitions` entry `", "a mapping `{ to, description }`");
+        wrong_type(
+            cx,
+            item,
+            "transitions` entry `",
+            "a mapping `{ to, description }`",
+        );
         return;
     }
-    strict(cx, item, &["to", "description", "type"], At::Transition, "a transition");
+    strict(
+        cx,
+        item,
+        &["to", "description", "type"],
+        At::Transition,
+        "a transition",
+    );
     match item.get_value("to") {
-        None => cx.shape(&d::WF_WRONG_TYPE, first_key_range(item), "a transition needs `to`, the slug of the state it leads to"),
+        None => cx.shape(
+            &d::WF_WRONG_TYPE,
+            first_key_range(item),
+            "a transition needs `to`, the slug of the state it leads to",
+        ),
         Some(to) => expect_nonempty_str(cx, to, "to"),
     }
-    let desc_ok = item.get_value("description").and_then(Node::as_str).is_some_and(|s| !s.trim().is_empty());
+    let desc_ok = item
+        .get_value("description")
+        .and_then(Node::as_str)
+        .is_some_and(|s| !s.trim().is_empty());
     if !desc_ok {
-        let range = item.get_value("description").map_or_else(|| first_key_range(item), |n| n.range);
+        let range = item
+            .get_value("description")
+            .map_or_else(|| first_key_range(item), |n| n.range);
         cx.shape(
             &d::WF_MISSING_TRANSITION_DESCRIPTION,
             range,
@@ -1024,7 +1261,9 @@ fn session_path_problem(s: &str) -> Option<&'static str> {
     }
     let mut segs = s.split('.');
     if !segs.next().is_some_and(is_variable_name) {
-        return Some("its first segment must be a variable name (lowercase letters, digits and underscores, starting with a letter)");
+        return Some(
+            "its first segment must be a variable name (lowercase letters, digits and underscores, starting with a letter)",
+        );
     }
     if segs.any(str::is_empty) {
         return Some("it has an empty segment; check for a doubled or trailing `.`");
@@ -1044,7 +1283,11 @@ fn shape_triggers(cx: &mut Cx<'_>, slug: &str, node: &Node) {
     for e in map {
         let id = key_text(e);
         if id.trim().is_empty() {
-            cx.shape(&d::WF_INVALID_TRIGGER_ID, e.key.range, "a trigger id must be non-empty");
+            cx.shape(
+                &d::WF_INVALID_TRIGGER_ID,
+                e.key.range,
+                "a trigger id must be non-empty",
+            );
         }
         let decl = &e.value;
         match &decl.value {
@@ -1118,7 +1361,11 @@ fn shape_signature(cx: &mut Cx<'_>, node: &Node, key: &str) {
         let name_node = match &item.value {
             Value::Str(..) => item,
             Value::Map(entries) => {
-                let label = item.get_value("name").and_then(Node::as_str).unwrap_or("?").to_owned();
+                let label = item
+                    .get_value("name")
+                    .and_then(Node::as_str)
+                    .unwrap_or("?")
+                    .to_owned();
                 for e in entries {
                     let k = key_text(e);
                     if !["name", "type", "description"].contains(&k.as_str()) {
@@ -1159,10 +1406,16 @@ fn shape_signature(cx: &mut Cx<'_>, node: &Node, key: &str) {
             }
         };
         check_var_name(cx, name_node);
-        let Some(name) = name_node.as_str() else { continue };
+        let Some(name) = name_node.as_str() else {
+            continue;
+        };
         if let Some(first) = seen.get(name) {
             let diag = cx
-                .diag(&d::WF_DUPLICATE_SIGNATURE_NAME, name_node.range, format!("`{name}` is listed more than once in `{key}`"))
+                .diag(
+                    &d::WF_DUPLICATE_SIGNATURE_NAME,
+                    name_node.range,
+                    format!("`{name}` is listed more than once in `{key}`"),
+                )
                 .with_related(cx.file, *first, "first listed here");
             cx.shape.push(diag);
         } else {
@@ -1170,9 +1423,15 @@ fn shape_signature(cx: &mut Cx<'_>, node: &Node, key: &str) {
         }
         if key == "returns" {
             let why = match name {
-                "trigger" => Some("`trigger` is the built-in trigger variable, set by the harness and locked, so a run cannot declare it as something it produces"),
-                "title" => Some("`title` is the built-in title variable, set by the harness and locked, so a run cannot declare it as something it produces"),
-                "note" => Some("`note` is reserved in `returns`: a sub-run that finishes without setting all of its returns hands its caller a `note` naming the ones it left unset"),
+                "trigger" => Some(
+                    "`trigger` is the built-in trigger variable, set by the harness and locked, so a run cannot declare it as something it produces",
+                ),
+                "title" => Some(
+                    "`title` is the built-in title variable, set by the harness and locked, so a run cannot declare it as something it produces",
+                ),
+                "note" => Some(
+                    "`note` is reserved in `returns`: a sub-run that finishes without setting all of its returns hands its caller a `note` naming the ones it left unset",
+                ),
                 _ => None,
             };
             if let Some(why) = why {
@@ -1193,12 +1452,25 @@ fn shape_hooks(cx: &mut Cx<'_>, slug: &str, phase: &str, node: &Node, hook_kinds
     }
 }
 
-fn shape_hook(cx: &mut Cx<'_>, slug: &str, phase: &str, node: &Node, in_list: bool, hook_kinds: &[String]) {
+fn shape_hook(
+    cx: &mut Cx<'_>,
+    slug: &str,
+    phase: &str,
+    node: &Node,
+    in_list: bool,
+    hook_kinds: &[String],
+) {
     let Some(map) = node.as_map() else {
         let msg = if in_list {
-            format!("every `{phase}` entry must be a `{{ script }}` or `{{ rubric }}` hook; got {}", node.type_name())
+            format!(
+                "every `{phase}` entry must be a `{{ script }}` or `{{ rubric }}` hook; got {}",
+                node.type_name()
+            )
         } else {
-            format!("`{phase}` must be a `{{ script }}` or `{{ rubric }}` hook (or a list of them); got {}", node.type_name())
+            format!(
+                "`{phase}` must be a `{{ script }}` or `{{ rubric }}` hook (or a list of them); got {}",
+                node.type_name()
+            )
         };
         cx.shape(&d::WF_INVALID_HOOK, node.range, msg);
         return;
@@ -1211,7 +1483,11 @@ fn shape_hook(cx: &mut Cx<'_>, slug: &str, phase: &str, node: &Node, in_list: bo
         }
         if let Some((replacement, Some(new))) = removed_key(At::Hook, &k) {
             let diag = cx
-                .diag(&d::WF_REMOVED_KEY, e.key.range, format!("hook key `{k}` was removed; use {replacement} instead"))
+                .diag(
+                    &d::WF_REMOVED_KEY,
+                    e.key.range,
+                    format!("hook key `{k}` was removed; use {replacement} instead"),
+                )
                 .with_fix(format!("rename `{k}` to `{new}`"), e.key.range, new);
             cx.shape.push(diag);
             if k == "subagent" {
@@ -1240,7 +1516,11 @@ fn shape_hook(cx: &mut Cx<'_>, slug: &str, phase: &str, node: &Node, in_list: bo
     let kind_name = key_text(kind);
     if let Some(b) = outer_budget {
         if kind_name == "rubric" {
-            cx.shape(&d::WF_INVALID_HOOK, b.key.range, "`max_iterations` of a rubric hook goes inside `rubric`, not beside it");
+            cx.shape(
+                &d::WF_INVALID_HOOK,
+                b.key.range,
+                "`max_iterations` of a rubric hook goes inside `rubric`, not beside it",
+            );
         } else {
             expect_int(cx, &b.value, "max_iterations", 0);
         }
@@ -1300,7 +1580,9 @@ fn shape_hook(cx: &mut Cx<'_>, slug: &str, phase: &str, node: &Node, in_list: bo
 // Refine (FORMAT §A.4).
 
 fn states_map(root: &Node) -> &[Entry] {
-    root.get_value("states").and_then(Node::as_map).unwrap_or(&[])
+    root.get_value("states")
+        .and_then(Node::as_map)
+        .unwrap_or(&[])
 }
 
 fn hook_items(node: Option<&Node>) -> Vec<&Node> {
@@ -1314,10 +1596,16 @@ fn hook_items(node: Option<&Node>) -> Vec<&Node> {
 }
 
 fn refine(cx: &mut Cx<'_>, root: &Node) {
-    let Some(states_node) = root.get_value("states") else { return };
+    let Some(states_node) = root.get_value("states") else {
+        return;
+    };
     let states = states_map(root);
     if states.is_empty() {
-        cx.refine(&d::WF_MISSING_STATES, states_node.range, "`states` is empty; declare at least one state");
+        cx.refine(
+            &d::WF_MISSING_STATES,
+            states_node.range,
+            "`states` is empty; declare at least one state",
+        );
         return;
     }
     let slugs: BTreeSet<String> = states.iter().map(key_text).collect();
@@ -1325,25 +1613,42 @@ fn refine(cx: &mut Cx<'_>, root: &Node) {
     for e in states {
         let slug = key_text(e);
         let st = &e.value;
-        for t in st.get_value("transitions").and_then(Node::as_seq).unwrap_or(&[]) {
+        for t in st
+            .get_value("transitions")
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+        {
             if let Some(to) = t.get_value("to") {
                 let target = to.as_str().unwrap_or("");
                 if !slugs.contains(target) {
-                    let hint = did_you_mean(target, &slugs.iter().map(String::as_str).collect::<Vec<_>>())
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default();
-                    cx.refine(&d::WF_UNDEFINED_TRANSITION_TARGET, to.range, format!("state `{slug}` transitions to undefined state `{target}`{hint}"));
+                    let hint = did_you_mean(
+                        target,
+                        &slugs.iter().map(String::as_str).collect::<Vec<_>>(),
+                    )
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                    cx.refine(
+                        &d::WF_UNDEFINED_TRANSITION_TARGET,
+                        to.range,
+                        format!("state `{slug}` transitions to undefined state `{target}`{hint}"),
+                    );
                 }
             }
         }
         if let Some(oe) = st.get_value("on_error") {
             let target = oe.as_str().unwrap_or("");
             if !slugs.contains(target) {
-                cx.refine(&d::WF_UNDEFINED_ON_ERROR_TARGET, oe.range, format!("state `{slug}` `on_error` routes to undefined state `{target}`"));
+                cx.refine(
+                    &d::WF_UNDEFINED_ON_ERROR_TARGET,
+                    oe.range,
+                    format!("state `{slug}` `on_error` routes to undefined state `{target}`"),
+                );
             }
         }
         for h in hook_items(st.get_value("before")) {
-            let budget = h.get("max_iterations").or_else(|| h.get_value("rubric").and_then(|r| r.get("max_iterations")));
+            let budget = h
+                .get("max_iterations")
+                .or_else(|| h.get_value("rubric").and_then(|r| r.get("max_iterations")));
             if let Some(b) = budget {
                 cx.refine(
                     &d::WF_BEFORE_HOOK_BUDGET,
@@ -1352,8 +1657,15 @@ fn refine(cx: &mut Cx<'_>, root: &Node) {
                 );
             }
         }
-        for t in st.get_value("triggers").and_then(Node::as_map).unwrap_or(&[]) {
-            triggers.entry(key_text(t)).or_default().push((slug.clone(), t.key.range));
+        for t in st
+            .get_value("triggers")
+            .and_then(Node::as_map)
+            .unwrap_or(&[])
+        {
+            triggers
+                .entry(key_text(t))
+                .or_default()
+                .push((slug.clone(), t.key.range));
         }
     }
     for g in std::mem::take(&mut cx.guards) {
@@ -1377,17 +1689,33 @@ fn refine(cx: &mut Cx<'_>, root: &Node) {
                     "a trigger must name a unique start state"
                 };
                 let diag = cx
-                    .diag(&d::WF_DUPLICATE_TRIGGER, *range, format!("several states declare trigger `{id}` ({}); {why}", all.join(", ")))
-                    .with_related(cx.file, *first, format!("also declared by state `{first_state}`"));
+                    .diag(
+                        &d::WF_DUPLICATE_TRIGGER,
+                        *range,
+                        format!(
+                            "several states declare trigger `{id}` ({}); {why}",
+                            all.join(", ")
+                        ),
+                    )
+                    .with_related(
+                        cx.file,
+                        *first,
+                        format!("also declared by state `{first_state}`"),
+                    );
                 cx.refine.push(diag);
             }
         }
     }
     if triggers.is_empty() {
-        let range = root.get("states").map_or(states_node.range, |e| e.key.range);
+        let range = root
+            .get("states")
+            .map_or(states_node.range, |e| e.key.range);
         cx.refine(&d::WF_NO_START_STATE, range, "the workflow has no start state; declare a `triggers` mapping on at least one state (e.g. `triggers: { manual: }`)");
     }
-    if let Some(mc) = root.get_value("tests").and_then(|t| t.get_value("maxConcurrency")) {
+    if let Some(mc) = root
+        .get_value("tests")
+        .and_then(|t| t.get_value("maxConcurrency"))
+    {
         if matches!(mc.value, Value::Int(i) if i > 1) {
             cx.refine(
                 &d::WF_MAX_CONCURRENCY_UNSUPPORTED,
@@ -1414,7 +1742,11 @@ fn tool_sites(node: Option<&Node>) -> Vec<ToolSite<'_>> {
         .unwrap_or(&[])
         .iter()
         .filter_map(|item| {
-            let t = if item.as_str().is_some() { item } else { item.get_value("tool")? };
+            let t = if item.as_str().is_some() {
+                item
+            } else {
+                item.get_value("tool")?
+            };
             Some(ToolSite {
                 tool: t.as_str()?,
                 tool_range: t.range,
@@ -1442,7 +1774,11 @@ fn mount_grants(node: Option<&Node>) -> Vec<(&str, TextRange, bool)> {
             Some(s) => Some((s, n.range, false)),
             None => {
                 let m = n.get_value("mount")?;
-                Some((m.as_str()?, m.range, n.get_value("access").and_then(Node::as_str) == Some("read")))
+                Some((
+                    m.as_str()?,
+                    m.range,
+                    n.get_value("access").and_then(Node::as_str) == Some("read"),
+                ))
             }
         })
         .collect()
@@ -1461,7 +1797,10 @@ fn path_globs<'n>(item: &'n Node, tool: &str, only_mutating: bool) -> Vec<&'n st
     }
     for e in item.get_value("args").and_then(Node::as_map).unwrap_or(&[]) {
         let arg = key_text(e);
-        if TOOL_PATH_ARGS.iter().any(|(t, a, m)| *t == tool && *a == arg && (*m || !only_mutating)) {
+        if TOOL_PATH_ARGS
+            .iter()
+            .any(|(t, a, m)| *t == tool && *a == arg && (*m || !only_mutating))
+        {
             push(&e.value);
         }
     }
@@ -1469,7 +1808,8 @@ fn path_globs<'n>(item: &'n Node, tool: &str, only_mutating: bool) -> Vec<&'n st
 }
 
 fn is_blank(node: Option<&Node>) -> bool {
-    node.and_then(Node::as_str).is_none_or(|s| s.trim().is_empty())
+    node.and_then(Node::as_str)
+        .is_none_or(|s| s.trim().is_empty())
 }
 
 fn lint(cx: &mut Cx<'_>, root: &Node) {
@@ -1479,22 +1819,37 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
     }
     if let Some(v) = get("disabled") {
         if matches!(v.value, Value::Bool(true)) {
-            cx.lint(&d::WF_WORKFLOW_DISABLED, v.range, "this workflow is disabled: it starts no runs, and delegations to it are refused");
+            cx.lint(
+                &d::WF_WORKFLOW_DISABLED,
+                v.range,
+                "this workflow is disabled: it starts no runs, and delegations to it are refused",
+            );
         }
     }
     let tools = get("tools");
     for site in tool_sites(tools.and_then(|t| t.get_value("allow_always"))) {
         if ESSENTIAL_TOOLS.contains(&site.tool) {
             let msg = if site.guarded {
-                format!("`tools.allow_always` constrains essential tool `{}`, but essential tools are always permitted, so the constraint is never enforced; use a `forbid_always` entry to restrict it", site.tool)
+                format!(
+                    "`tools.allow_always` constrains essential tool `{}`, but essential tools are always permitted, so the constraint is never enforced; use a `forbid_always` entry to restrict it",
+                    site.tool
+                )
             } else {
-                format!("`tools.allow_always` lists essential tool `{}`, which is always permitted; the entry is redundant", site.tool)
+                format!(
+                    "`tools.allow_always` lists essential tool `{}`, which is always permitted; the entry is redundant",
+                    site.tool
+                )
             };
             cx.lint(&d::WF_REDUNDANT_ESSENTIAL_GRANT, site.tool_range, msg);
         }
     }
     let states = states_map(root);
-    let any_transitions = states.iter().any(|e| e.value.get_value("transitions").and_then(Node::as_seq).is_some_and(|s| !s.is_empty()));
+    let any_transitions = states.iter().any(|e| {
+        e.value
+            .get_value("transitions")
+            .and_then(Node::as_seq)
+            .is_some_and(|s| !s.is_empty())
+    });
     for site in tool_sites(tools.and_then(|t| t.get_value("forbid_always"))) {
         if site.tool == "archmax_advance" && !site.guarded && any_transitions {
             cx.lint(&d::WF_ADVANCE_FORBIDDEN, site.tool_range, "`tools.forbid_always` denies `archmax_advance`, but states declare transitions that can then never be taken");
@@ -1509,9 +1864,16 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
     let mounts_always = mount_grants(mounts.and_then(|m| m.get_value("allow_always")));
     let mounts_forbid_always = str_items(mounts.and_then(|m| m.get_value("forbid_always")));
     for (slug, range) in &skills_forbid_always {
-        let granted = skills_always.iter().map(|(s, r)| (*s, *r)).chain(states.iter().flat_map(|e| {
-            str_items(e.value.get_value("skills").and_then(|s| s.get_value("allow")))
-        }));
+        let granted = skills_always
+            .iter()
+            .map(|(s, r)| (*s, *r))
+            .chain(states.iter().flat_map(|e| {
+                str_items(
+                    e.value
+                        .get_value("skills")
+                        .and_then(|s| s.get_value("allow")),
+                )
+            }));
         if let Some((_, at)) = granted.into_iter().find(|(s, _)| s == slug) {
             let diag = cx
                 .diag(&d::WF_REDUNDANT_FORBID_ALWAYS, *range, format!("skill `{slug}` is forbidden in every state but also granted; `skills.forbid_always` wins, so the grant does nothing"))
@@ -1520,9 +1882,18 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
         }
     }
     for (name, range) in &mounts_forbid_always {
-        let granted = mounts_always.iter().map(|(s, r, _)| (*s, *r)).chain(states.iter().flat_map(|e| {
-            mount_grants(e.value.get_value("mounts").and_then(|s| s.get_value("allow"))).into_iter().map(|(s, r, _)| (s, r))
-        }));
+        let granted = mounts_always
+            .iter()
+            .map(|(s, r, _)| (*s, *r))
+            .chain(states.iter().flat_map(|e| {
+                mount_grants(
+                    e.value
+                        .get_value("mounts")
+                        .and_then(|s| s.get_value("allow")),
+                )
+                .into_iter()
+                .map(|(s, r, _)| (s, r))
+            }));
         if let Some((_, at)) = granted.into_iter().find(|(s, _)| s == name) {
             let diag = cx
                 .diag(&d::WF_REDUNDANT_FORBID_ALWAYS, *range, format!("mount `{name}` is forbidden in every state but also granted; `mounts.forbid_always` wins, so the grant does nothing"))
@@ -1530,15 +1901,32 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
             cx.lint.push(diag);
         }
     }
-    let settings_model = get("settings").and_then(|s| s.get_value("model")).and_then(Node::as_str);
+    let settings_model = get("settings")
+        .and_then(|s| s.get_value("model"))
+        .and_then(Node::as_str);
 
     let mut required: BTreeSet<String> = BTreeSet::from(["trigger".to_owned()]);
     for e in states {
         let st = &e.value;
-        required.extend(str_items(st.get_value("requires")).into_iter().map(|(s, _)| s.to_owned()));
-        for t in st.get_value("triggers").and_then(Node::as_map).unwrap_or(&[]) {
-            for item in t.value.get_value("requires").and_then(Node::as_seq).unwrap_or(&[]) {
-                let n = item.as_str().or_else(|| item.get_value("name").and_then(Node::as_str));
+        required.extend(
+            str_items(st.get_value("requires"))
+                .into_iter()
+                .map(|(s, _)| s.to_owned()),
+        );
+        for t in st
+            .get_value("triggers")
+            .and_then(Node::as_map)
+            .unwrap_or(&[])
+        {
+            for item in t
+                .value
+                .get_value("requires")
+                .and_then(Node::as_seq)
+                .unwrap_or(&[])
+            {
+                let n = item
+                    .as_str()
+                    .or_else(|| item.get_value("name").and_then(Node::as_str));
                 required.extend(n.map(str::to_owned));
             }
         }
@@ -1550,7 +1938,13 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
         let sget = |k: &str| st.get_value(k);
         if let (Some(m), Some(sm)) = (sget("model"), settings_model) {
             if m.as_str() == Some(sm) {
-                cx.lint(&d::WF_REDUNDANT_STATE_MODEL, m.range, format!("state `{slug}` sets `model` to `{sm}`, which `settings.model` already sets"));
+                cx.lint(
+                    &d::WF_REDUNDANT_STATE_MODEL,
+                    m.range,
+                    format!(
+                        "state `{slug}` sets `model` to `{sm}`, which `settings.model` already sets"
+                    ),
+                );
             }
         }
         // Skills.
@@ -1571,13 +1965,20 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
         for (s, r) in &allow {
             if let Some((_, fr)) = forbid.iter().find(|(f, _)| f == s) {
                 let diag = cx
-                    .diag(&d::WF_ENABLED_AND_FORBIDDEN, *r, format!("state `{slug}` both enables and forbids skill `{s}`; the forbid wins"))
+                    .diag(
+                        &d::WF_ENABLED_AND_FORBIDDEN,
+                        *r,
+                        format!(
+                            "state `{slug}` both enables and forbids skill `{s}`; the forbid wins"
+                        ),
+                    )
                     .with_related(cx.file, *fr, "forbidden here");
                 cx.lint.push(diag);
             }
         }
         for (s, r) in &forbid {
-            let granted = skills_always.iter().any(|(a, _)| a == s) || allow.iter().any(|(a, _)| a == s);
+            let granted =
+                skills_always.iter().any(|(a, _)| a == s) || allow.iter().any(|(a, _)| a == s);
             let denied = skills_forbid_always.iter().any(|(a, _)| a == s);
             if !granted && !denied {
                 cx.lint(&d::WF_POINTLESS_FORBID, *r, format!("state `{slug}` forbids skill `{s}`, which neither `skills.allow_always` nor this state's `skills.allow` grants; the entry does nothing"));
@@ -1601,7 +2002,13 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
         for (m, r, _) in &mallow {
             if let Some((_, fr)) = mforbid.iter().find(|(f, _)| f == m) {
                 let diag = cx
-                    .diag(&d::WF_ENABLED_AND_FORBIDDEN, *r, format!("state `{slug}` both grants and forbids mount `{m}`; the forbid wins"))
+                    .diag(
+                        &d::WF_ENABLED_AND_FORBIDDEN,
+                        *r,
+                        format!(
+                            "state `{slug}` both grants and forbids mount `{m}`; the forbid wins"
+                        ),
+                    )
                     .with_related(cx.file, *fr, "forbidden here");
                 cx.lint.push(diag);
             }
@@ -1611,7 +2018,9 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
         let tallow = tool_sites(tl.and_then(|t| t.get_value("allow")));
         let tforbid = tool_sites(tl.and_then(|t| t.get_value("forbid")));
         for a in &tallow {
-            let bare = tforbid.iter().any(|f| (f.tool == a.tool || f.tool == "*") && !f.guarded);
+            let bare = tforbid
+                .iter()
+                .any(|f| (f.tool == a.tool || f.tool == "*") && !f.guarded);
             if let Some(f) = tforbid.iter().find(|f| f.tool == a.tool && f.guarded) {
                 if !bare {
                     let diag = cx
@@ -1623,7 +2032,11 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
             // Scratchpad-only guards on mutating built-ins.
             if TOOL_PATH_ARGS.iter().any(|(t, _, m)| *t == a.tool && *m) {
                 let globs = path_globs(a.item, a.tool, true);
-                if !globs.is_empty() && globs.iter().all(|g| g.trim_start_matches("./").starts_with("scratchpad/")) {
+                if !globs.is_empty()
+                    && globs
+                        .iter()
+                        .all(|g| g.trim_start_matches("./").starts_with("scratchpad/"))
+                {
                     cx.lint(&d::WF_SCRATCHPAD_GUARD, a.tool_range, format!("state `{slug}` guards `{}` only to `scratchpad/`, which is always writable; the entry constrains nothing", a.tool));
                 }
             }
@@ -1645,18 +2058,31 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
             }
             if transitions.is_empty() {
                 let range = sget("transitions").map_or(e.key.range, |n| n.range);
-                cx.lint(&d::WF_HUMAN_STATE_TERMINAL, range, format!("human state `{slug}` has no transitions, so no decision can leave it"));
+                cx.lint(
+                    &d::WF_HUMAN_STATE_TERMINAL,
+                    range,
+                    format!("human state `{slug}` has no transitions, so no decision can leave it"),
+                );
             }
             let mut seen_types: BTreeMap<&str, TextRange> = BTreeMap::new();
             for t in transitions {
-                if let Some(to) = t.get_value("to").filter(|n| n.as_str() == Some(slug.as_str())) {
+                if let Some(to) = t
+                    .get_value("to")
+                    .filter(|n| n.as_str() == Some(slug.as_str()))
+                {
                     cx.lint(&d::WF_HUMAN_STATE_SELF_LOOP, to.range, format!("human state `{slug}` transitions to itself; a decision must move the run on"));
                 }
                 if let Some(ty) = t.get_value("type") {
                     if let Some(k @ ("approve" | "reject" | "refine")) = ty.as_str() {
                         if let Some(first) = seen_types.get(k) {
                             let diag = cx
-                                .diag(&d::WF_HUMAN_STATE_DUPLICATE_TYPE, ty.range, format!("human state `{slug}` has more than one `{k}` transition"))
+                                .diag(
+                                    &d::WF_HUMAN_STATE_DUPLICATE_TYPE,
+                                    ty.range,
+                                    format!(
+                                        "human state `{slug}` has more than one `{k}` transition"
+                                    ),
+                                )
                                 .with_related(cx.file, *first, "first one");
                             cx.lint.push(diag);
                         } else {
@@ -1676,7 +2102,11 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
         for (n, r) in str_items(sget("requires")) {
             if let Some(first) = seen.get(n) {
                 let diag = cx
-                    .diag(&d::WF_DUPLICATE_REQUIRES, r, format!("state `{slug}` lists `{n}` twice in `requires`"))
+                    .diag(
+                        &d::WF_DUPLICATE_REQUIRES,
+                        r,
+                        format!("state `{slug}` lists `{n}` twice in `requires`"),
+                    )
                     .with_related(cx.file, *first, "first listed here");
                 cx.lint.push(diag);
             } else {
@@ -1701,12 +2131,24 @@ mod tests {
 
     #[test]
     fn grammars() {
-        assert!(is_slug("order-lookup") && is_slug("a1") && !is_slug("a--b") && !is_slug("A") && !is_slug("-a"));
-        assert!(is_variable_name("order_id") && !is_variable_name("1a") && !is_variable_name("orderId"));
+        assert!(
+            is_slug("order-lookup")
+                && is_slug("a1")
+                && !is_slug("a--b")
+                && !is_slug("A")
+                && !is_slug("-a")
+        );
+        assert!(
+            is_variable_name("order_id") && !is_variable_name("1a") && !is_variable_name("orderId")
+        );
         assert_eq!(mount_name_problem("catalogs/eu"), None);
         assert!(mount_name_problem("a/../b").is_some() && mount_name_problem("/a").is_some());
         assert!(is_hook_script_path("hooks/a.js") && is_hook_script_path("hooks/x/b.mjs"));
-        assert!(!is_hook_script_path("hooks//a.js") && !is_hook_script_path("hooks/../a.js") && !is_hook_script_path("a.js"));
+        assert!(
+            !is_hook_script_path("hooks//a.js")
+                && !is_hook_script_path("hooks/../a.js")
+                && !is_hook_script_path("a.js")
+        );
     }
 
     #[test]

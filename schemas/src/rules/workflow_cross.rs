@@ -37,8 +37,13 @@ pub const SUB_WORKFLOW_DEPTH: usize = 3;
 
 /// Run-internal areas (`SESSION_INTERNAL_DIRS`) and context-offload areas
 /// (`SESSION_OFFLOAD_DIRS`): runtime-owned, never agent-writable (FORMAT §D.2).
-pub const RUNTIME_OWNED_DIRS: &[&str] =
-    &["checkpoints", "artifacts", "_specs", "large_tool_results", "conversation_history"];
+pub const RUNTIME_OWNED_DIRS: &[&str] = &[
+    "checkpoints",
+    "artifacts",
+    "_specs",
+    "large_tool_results",
+    "conversation_history",
+];
 
 /// Stops a pathological delegation graph from being walked forever.
 const MAX_WALK_STEPS: usize = 2_000;
@@ -46,12 +51,21 @@ const MAX_WALK_STEPS: usize = 2_000;
 /// Cross-file rules for one `workflow.yaml` (FORMAT §D.2 steps 1, 3, 5, 7–9). `file` is
 /// the spec's workspace-relative path; `wf` its lenient model (its `root` is read for
 /// ranges).
-pub fn check_workflow(fs: &dyn FileAccess, dir: &WorkflowDir, file: &str, wf: &Workflow) -> Vec<Diagnostic> {
+pub fn check_workflow(
+    fs: &dyn FileAccess,
+    dir: &WorkflowDir,
+    file: &str,
+    wf: &Workflow,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let root = &wf.root;
     out.extend(slug_check(dir, file));
     runtime_contract(file, root, &mut out);
-    let Some(states) = root.get_value("states").and_then(Node::as_map).filter(|m| !m.is_empty()) else {
+    let Some(states) = root
+        .get_value("states")
+        .and_then(Node::as_map)
+        .filter(|m| !m.is_empty())
+    else {
         return out;
     };
     let registry = Registry::load(fs, &dir.skills_dir());
@@ -84,7 +98,10 @@ pub fn missing_workflow(dir: &WorkflowDir) -> Vec<Diagnostic> {
 }
 
 fn key_text(e: &Entry) -> String {
-    e.key.scalar_text().map(|c| c.into_owned()).unwrap_or_default()
+    e.key
+        .scalar_text()
+        .map(|c| c.into_owned())
+        .unwrap_or_default()
 }
 
 fn slug_check(dir: &WorkflowDir, file: &str) -> Option<Diagnostic> {
@@ -95,17 +112,26 @@ fn slug_check(dir: &WorkflowDir, file: &str) -> Option<Diagnostic> {
         &d::WFC_WORKFLOW_SLUG,
         file,
         TextRange::empty(0),
-        format!("workflow slug `{}` is not hyphen-separated kebab-case; rename the `workflows/{}/` folder to lowercase segments joined by single hyphens (e.g. `order-lookup`) and put the label in `title`", dir.slug, dir.slug),
+        format!(
+            "workflow slug `{}` is not hyphen-separated kebab-case; rename the `workflows/{}/` folder to lowercase segments joined by single hyphens (e.g. `order-lookup`) and put the label in `title`",
+            dir.slug, dir.slug
+        ),
     ))
 }
 
 /// JavaScript's `String(number)` for the numbers YAML gives us.
 fn js_number(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e21 { format!("{f:.0}") } else { f.to_string() }
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        format!("{f:.0}")
+    } else {
+        f.to_string()
+    }
 }
 
 fn runtime_contract(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
-    let Some(rt) = root.get_value("runtime").filter(|r| r.as_map().is_some()) else { return };
+    let Some(rt) = root.get_value("runtime").filter(|r| r.as_map().is_some()) else {
+        return;
+    };
     let engine = rt.get_value("engine");
     let version = rt.get_value("version");
     if engine.is_none() && version.is_none() {
@@ -139,7 +165,9 @@ fn state_slug(file: &str, e: &Entry, slug: &str, out: &mut Vec<Diagnostic>) {
     let msg = if slug.trim().is_empty() {
         "a state is declared with an empty slug; a state's key is its identity for every transition, trigger and assertion, so give it a kebab-case slug (e.g. `identify-case`) and put the label in `title`".to_owned()
     } else if !is_slug(slug) {
-        format!("state slug `{slug}` is not kebab-case: use lowercase letters and digits in segments joined by single hyphens (e.g. `identify-case`), and put the label in `title`")
+        format!(
+            "state slug `{slug}` is not kebab-case: use lowercase letters and digits in segments joined by single hyphens (e.g. `identify-case`), and put the label in `title`"
+        )
     } else {
         return;
     };
@@ -159,10 +187,21 @@ fn hook_items(node: Option<&Node>) -> Vec<&Node> {
     }
 }
 
-fn hooks(fs: &dyn FileAccess, dir: &WorkflowDir, file: &str, slug: &str, node: Option<&Node>, out: &mut Vec<Diagnostic>) {
+fn hooks(
+    fs: &dyn FileAccess,
+    dir: &WorkflowDir,
+    file: &str,
+    slug: &str,
+    node: Option<&Node>,
+    out: &mut Vec<Diagnostic>,
+) {
     for h in hook_items(node) {
-        let Some(script) = h.get_value("script") else { continue };
-        let Some(path) = script.as_str().filter(|p| is_hook_script_path(p)) else { continue };
+        let Some(script) = h.get_value("script") else {
+            continue;
+        };
+        let Some(path) = script.as_str().filter(|p| is_hook_script_path(p)) else {
+            continue;
+        };
         let full = join(&dir.dir(), path);
         match fs.read_text(&full) {
             Err(_) if !fs.is_file(&full) => out.push(Diagnostic::new(
@@ -217,8 +256,12 @@ pub fn foreign_imports(source: &str) -> Vec<(String, TextRange)> {
         let stmt = line_start + indent;
         let rest = source.get(stmt..).unwrap_or("");
         for kw in ["import", "export"] {
-            let Some(after) = rest.strip_prefix(kw) else { continue };
-            if !after.starts_with(|c: char| c.is_whitespace()) && !(kw == "import" && after.starts_with(['"', '\''])) {
+            let Some(after) = rest.strip_prefix(kw) else {
+                continue;
+            };
+            if !after.starts_with(|c: char| c.is_whitespace())
+                && !(kw == "import" && after.starts_with(['"', '\'']))
+            {
                 continue;
             }
             let base = stmt + kw.len();
@@ -249,8 +292,16 @@ pub fn foreign_imports(source: &str) -> Vec<(String, TextRange)> {
     }
     for call in ["require(", "import("] {
         let mut from = 0;
-        while let Some(p) = source.get(from..).and_then(|r| r.find(call)).map(|p| p + from) {
-            let boundary = p == 0 || source.get(p - 1..p).is_some_and(|c| !c.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$'));
+        while let Some(p) = source
+            .get(from..)
+            .and_then(|r| r.find(call))
+            .map(|p| p + from)
+        {
+            let boundary = p == 0
+                || source.get(p - 1..p).is_some_and(|c| {
+                    !c.chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$')
+                });
             let base = p + call.len();
             if boundary {
                 if let Some((a, b)) = quoted_at(source.get(base..).unwrap_or("")) {
@@ -269,7 +320,10 @@ pub fn foreign_imports(source: &str) -> Vec<(String, TextRange)> {
             if allowed_specifier(spec) {
                 return None;
             }
-            Some((spec.to_owned(), TextRange::new(u32::try_from(a).ok()?, u32::try_from(b).ok()?)))
+            Some((
+                spec.to_owned(),
+                TextRange::new(u32::try_from(a).ok()?, u32::try_from(b).ok()?),
+            ))
         })
         .collect()
 }
@@ -308,7 +362,9 @@ impl Registry {
             }
             let slug = entry.name;
             let skill_file = join(&join(skills_dir, &slug), "SKILL.md");
-            let Ok(raw) = fs.read_text(&skill_file) else { continue };
+            let Ok(raw) = fs.read_text(&skill_file) else {
+                continue;
+            };
             let unloadable = |why: &str, issues: &mut Vec<SkillIssue>| {
                 issues.push(SkillIssue {
                     code: &d::WFC_SKILL_UNLOADABLE,
@@ -326,18 +382,28 @@ impl Registry {
                 continue;
             };
             let parsed = yaml::parse(front);
-            let Some(meta) = parsed.documents.first().filter(|n| n.as_map().is_some() && !parsed.has_syntax_error()) else {
+            let Some(meta) = parsed
+                .documents
+                .first()
+                .filter(|n| n.as_map().is_some() && !parsed.has_syntax_error())
+            else {
                 unloadable("has invalid YAML frontmatter", &mut issues);
                 continue;
             };
-            let desc_ok = meta.get_value("description").and_then(|n| n.scalar_text()).is_some_and(|s| !s.trim().is_empty());
+            let desc_ok = meta
+                .get_value("description")
+                .and_then(|n| n.scalar_text())
+                .is_some_and(|s| !s.trim().is_empty());
             if !desc_ok {
                 unloadable("has no `description` in its frontmatter", &mut issues);
                 continue;
             }
             let shift = |r: TextRange| TextRange::new(r.start + front_start, r.end + front_start);
             if let Some(name) = meta.get_value("name") {
-                let text = name.scalar_text().map(|c| c.into_owned()).unwrap_or_default();
+                let text = name
+                    .scalar_text()
+                    .map(|c| c.into_owned())
+                    .unwrap_or_default();
                 if text != slug {
                     issues.push(SkillIssue {
                         code: &d::WFC_SKILL_NAME_MISMATCH,
@@ -370,8 +436,11 @@ impl Registry {
 
     /// Bundle prefixes `skills/<slug>`, longest first.
     fn prefixes(&self) -> Vec<(String, &str)> {
-        let mut v: Vec<(String, &str)> =
-            self.skills.values().map(|s| (format!("skills/{}", s.slug), s.slug.as_str())).collect();
+        let mut v: Vec<(String, &str)> = self
+            .skills
+            .values()
+            .map(|s| (format!("skills/{}", s.slug), s.slug.as_str()))
+            .collect();
         v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(b.1)));
         v
     }
@@ -383,7 +452,10 @@ impl Registry {
         if rel.is_empty() {
             return None;
         }
-        self.prefixes().into_iter().find(|(p, _)| rel == p || rel.starts_with(&format!("{p}/"))).map(|(_, s)| s)
+        self.prefixes()
+            .into_iter()
+            .find(|(p, _)| rel == p || rel.starts_with(&format!("{p}/")))
+            .map(|(_, s)| s)
     }
 
     /// The skill a pattern can only match inside (its literal prefix up to the last `/`
@@ -399,14 +471,20 @@ impl Registry {
         }
         let lit = literal_prefix(pattern);
         let up_to = up_to_segment(&lit);
-        !up_to.is_empty() && self.prefixes().iter().any(|(p, _)| format!("{p}/").starts_with(up_to))
+        !up_to.is_empty()
+            && self
+                .prefixes()
+                .iter()
+                .any(|(p, _)| format!("{p}/").starts_with(up_to))
     }
 }
 
 /// The frontmatter of a Markdown file (`---` … `---`) and the byte offset where it starts.
 fn frontmatter(raw: &str) -> Option<(&str, u32)> {
     let body = raw.strip_prefix("---")?;
-    let body = body.strip_prefix("\r\n").or_else(|| body.strip_prefix('\n'))?;
+    let body = body
+        .strip_prefix("\r\n")
+        .or_else(|| body.strip_prefix('\n'))?;
     let start = raw.len() - body.len();
     let mut at = 0;
     for line in body.split_inclusive('\n') {
@@ -420,8 +498,15 @@ fn frontmatter(raw: &str) -> Option<(&str, u32)> {
 
 /// A workspace path without leading `./` or `/` and without `.` segments.
 fn canonical(path: &str) -> String {
-    path.split('/').filter(|s| !s.is_empty() && *s != ".").collect::<Vec<_>>().join("/")
-        + if path.ends_with('/') && path.len() > 1 { "/" } else { "" }
+    path.split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+        + if path.ends_with('/') && path.len() > 1 {
+            "/"
+        } else {
+            ""
+        }
 }
 
 /// Everything before the first glob character `* ? [ {`.
@@ -432,15 +517,33 @@ fn literal_prefix(pattern: &str) -> String {
 }
 
 fn up_to_segment(literal: &str) -> &str {
-    literal.rfind('/').and_then(|i| literal.get(..=i)).unwrap_or("")
+    literal
+        .rfind('/')
+        .and_then(|i| literal.get(..=i))
+        .unwrap_or("")
 }
 
-fn check_skills(file: &str, root: &Node, states: &[Entry], reg: &Registry, out: &mut Vec<Diagnostic>) {
+fn check_skills(
+    file: &str,
+    root: &Node,
+    states: &[Entry],
+    reg: &Registry,
+    out: &mut Vec<Diagnostic>,
+) {
     let skills_key = root.get("skills").map(|e| e.key.range);
     for issue in &reg.issues {
         out.push(
-            Diagnostic::new(issue.code, file, skills_key.unwrap_or(TextRange::empty(root.range.start)), issue.message.clone())
-                .with_related(issue.file.clone(), issue.range, "the skill bundle's manifest"),
+            Diagnostic::new(
+                issue.code,
+                file,
+                skills_key.unwrap_or(TextRange::empty(root.range.start)),
+                issue.message.clone(),
+            )
+            .with_related(
+                issue.file.clone(),
+                issue.range,
+                "the skill bundle's manifest",
+            ),
         );
     }
     let mut lists: Vec<(String, &Node)> = Vec::new();
@@ -463,14 +566,22 @@ fn check_skills(file: &str, root: &Node, states: &[Entry], reg: &Registry, out: 
     for (where_, l) in lists {
         for item in l.as_seq().unwrap_or(&[]) {
             // A malformed slug is the shape's finding (WFX212), not a registry miss.
-            let Some(slug) = item.as_str().filter(|s| is_slug(s)) else { continue };
+            let Some(slug) = item.as_str().filter(|s| is_slug(s)) else {
+                continue;
+            };
             if !reg.skills.contains_key(slug) {
-                let hint = crate::rules::workflow::did_you_mean(slug, &reg.skills.keys().map(String::as_str).collect::<Vec<_>>());
+                let hint = crate::rules::workflow::did_you_mean(
+                    slug,
+                    &reg.skills.keys().map(String::as_str).collect::<Vec<_>>(),
+                );
                 let mut diag = Diagnostic::new(
                     &d::WFC_UNKNOWN_SKILL,
                     file,
                     item.range,
-                    format!("{where_} names skill `{slug}`, which no bundle provides; known skills: {}", reg.known_list()),
+                    format!(
+                        "{where_} names skill `{slug}`, which no bundle provides; known skills: {}",
+                        reg.known_list()
+                    ),
                 );
                 if let Some(h) = hint {
                     diag = diag.with_fix(format!("replace `{slug}` with `{h}`"), item.range, h);
@@ -484,10 +595,17 @@ fn check_skills(file: &str, root: &Node, states: &[Entry], reg: &Registry, out: 
             &d::WFC_NO_ROOT_SKILLS,
             file,
             TextRange::empty(root.range.start),
-            format!("this workflow declares no root `skills` block, so nothing here can read a bundle or run its scripts; the workspace provides: {}; add `skills: {{ allow_always: [...] }}`, name skills in a state's `skills.allow`, or write `skills: {{ allow_always: [] }}` to grant none workflow-wide", reg.known_list()),
+            format!(
+                "this workflow declares no root `skills` block, so nothing here can read a bundle or run its scripts; the workspace provides: {}; add `skills: {{ allow_always: [...] }}`, name skills in a state's `skills.allow`, or write `skills: {{ allow_always: [] }}` to grant none workflow-wide",
+                reg.known_list()
+            ),
         );
         if let Some(first) = reg.skills.values().next() {
-            diag = diag.with_related(first.skill_file.clone(), TextRange::empty(0), "a skill the workspace provides");
+            diag = diag.with_related(
+                first.skill_file.clone(),
+                TextRange::empty(0),
+                "a skill the workspace provides",
+            );
         }
         out.push(diag);
     }
@@ -527,7 +645,10 @@ fn globs(node: Option<&Node>) -> Vec<(&str, &Node)> {
         None => Vec::new(),
         Some(n) => match &n.value {
             Value::Str(s, _) => vec![(s.as_str(), n)],
-            Value::Seq(items) => items.iter().filter_map(|i| Some((i.as_str()?, i))).collect(),
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|i| Some((i.as_str()?, i)))
+                .collect(),
             _ => Vec::new(),
         },
     }
@@ -538,8 +659,16 @@ fn tool_entries(node: Option<&Node>) -> Vec<ToolEntry<'_>> {
         .unwrap_or(&[])
         .iter()
         .filter_map(|item| {
-            let t = if item.as_str().is_some() { item } else { item.get_value("tool")? };
-            Some(ToolEntry { tool: t.as_str()?, tool_node: t, item })
+            let t = if item.as_str().is_some() {
+                item
+            } else {
+                item.get_value("tool")?
+            };
+            Some(ToolEntry {
+                tool: t.as_str()?,
+                tool_node: t,
+                item,
+            })
         })
         .collect()
 }
@@ -549,25 +678,40 @@ fn first_segment(path: &str) -> String {
 }
 
 fn str_list(node: Option<&Node>) -> Vec<&str> {
-    node.and_then(Node::as_seq).unwrap_or(&[]).iter().filter_map(Node::as_str).collect()
+    node.and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(Node::as_str)
+        .collect()
 }
 
 /// A small glob matcher (picomatch-like): `**` crosses `/`, `*` and `?` do not, `[…]`
 /// classes, `{a,b}` alternatives. Used only on concrete paths.
 pub fn glob_match(pattern: &str, path: &str) -> bool {
-    expand_braces(pattern, 0).iter().any(|p| match_simple(p, path))
+    expand_braces(pattern, 0)
+        .iter()
+        .any(|p| match_simple(p, path))
 }
 
 fn expand_braces(p: &str, depth: usize) -> Vec<String> {
     if depth > 4 {
         return vec![p.to_owned()];
     }
-    let Some(open) = p.find('{') else { return vec![p.to_owned()] };
+    let Some(open) = p.find('{') else {
+        return vec![p.to_owned()];
+    };
     let Some(close) = p.get(open..).and_then(|r| r.find('}')).map(|c| c + open) else {
         return vec![p.to_owned()];
     };
-    let (pre, body, post) = (p.get(..open).unwrap_or(""), p.get(open + 1..close).unwrap_or(""), p.get(close + 1..).unwrap_or(""));
-    body.split(',').take(32).flat_map(|alt| expand_braces(&format!("{pre}{alt}{post}"), depth + 1)).collect()
+    let (pre, body, post) = (
+        p.get(..open).unwrap_or(""),
+        p.get(open + 1..close).unwrap_or(""),
+        p.get(close + 1..).unwrap_or(""),
+    );
+    body.split(',')
+        .take(32)
+        .flat_map(|alt| expand_braces(&format!("{pre}{alt}{post}"), depth + 1))
+        .collect()
 }
 
 fn match_simple(p: &str, s: &str) -> bool {
@@ -584,13 +728,24 @@ fn match_simple(p: &str, s: &str) -> bool {
     for i in (0..n).rev() {
         let pc = p.get(i).copied().unwrap_or(' ');
         let star2 = pc == '*' && p.get(i + 1) == Some(&'*');
-        let class_end = if pc == '[' { p.get(i..).and_then(|r| r.iter().position(|c| *c == ']')).map(|e| i + e) } else { None };
+        let class_end = if pc == '[' {
+            p.get(i..)
+                .and_then(|r| r.iter().position(|c| *c == ']'))
+                .map(|e| i + e)
+        } else {
+            None
+        };
         for j in (0..=m).rev() {
-            let at = |a: usize, b: usize| dp.get(a).and_then(|r| r.get(b)).copied().unwrap_or(false);
+            let at =
+                |a: usize, b: usize| dp.get(a).and_then(|r| r.get(b)).copied().unwrap_or(false);
             let sc = s.get(j).copied();
             let v = if star2 {
                 // `**/` also matches zero segments.
-                let skip = if p.get(i + 2) == Some(&'/') { at(i + 3, j) } else { false };
+                let skip = if p.get(i + 2) == Some(&'/') {
+                    at(i + 3, j)
+                } else {
+                    false
+                };
                 skip || at(i + 2, j) || (sc.is_some() && at(i, j + 1))
             } else if pc == '*' {
                 at(i + 1, j) || (sc.is_some_and(|c| c != '/') && at(i, j + 1))
@@ -630,7 +785,14 @@ fn match_simple(p: &str, s: &str) -> bool {
     dp.first().and_then(|r| r.first()).copied().unwrap_or(false)
 }
 
-fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Registry, out: &mut Vec<Diagnostic>) {
+fn governance(
+    file: &str,
+    root: &Node,
+    states: &[Entry],
+    e: &Entry,
+    reg: &Registry,
+    out: &mut Vec<Diagnostic>,
+) {
     let slug = key_text(e);
     let st = &e.value;
     let tools = st.get_value("tools");
@@ -639,7 +801,10 @@ fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Regist
         return;
     }
     let forbid_here = tool_entries(tools.and_then(|t| t.get_value("forbid")));
-    let forbid_always = tool_entries(root.get_value("tools").and_then(|t| t.get_value("forbid_always")));
+    let forbid_always = tool_entries(
+        root.get_value("tools")
+            .and_then(|t| t.get_value("forbid_always")),
+    );
     let state_slugs: BTreeSet<String> = states.iter().map(key_text).collect();
     let edges: BTreeSet<&str> = st
         .get_value("transitions")
@@ -651,9 +816,14 @@ fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Regist
     let enabled: BTreeSet<&str> = {
         let rs = root.get_value("skills");
         let ss = st.get_value("skills");
-        let mut en: BTreeSet<&str> = str_list(rs.and_then(|s| s.get_value("allow_always"))).into_iter().collect();
+        let mut en: BTreeSet<&str> = str_list(rs.and_then(|s| s.get_value("allow_always")))
+            .into_iter()
+            .collect();
         en.extend(str_list(ss.and_then(|s| s.get_value("allow"))));
-        for f in str_list(rs.and_then(|s| s.get_value("forbid_always"))).into_iter().chain(str_list(ss.and_then(|s| s.get_value("forbid")))) {
+        for f in str_list(rs.and_then(|s| s.get_value("forbid_always")))
+            .into_iter()
+            .chain(str_list(ss.and_then(|s| s.get_value("forbid"))))
+        {
             en.remove(f);
         }
         en
@@ -669,7 +839,14 @@ fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Regist
                     continue;
                 }
                 if !state_slugs.contains(target) {
-                    out.push(Diagnostic::new(&d::WFC_ADVANCE_UNDEFINED_TARGET, file, node.range, format!("state `{slug}` allows archmax_advance to undefined state `{target}`")));
+                    out.push(Diagnostic::new(
+                        &d::WFC_ADVANCE_UNDEFINED_TARGET,
+                        file,
+                        node.range,
+                        format!(
+                            "state `{slug}` allows archmax_advance to undefined state `{target}`"
+                        ),
+                    ));
                 } else if !edges.contains(target) {
                     let related = st.get("transitions").map_or(e.key.range, |t| t.key.range);
                     out.push(
@@ -692,12 +869,19 @@ fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Regist
             }
         }
         // Mutating path arguments.
-        let mutating_args: Vec<&str> = TOOL_PATH_ARGS.iter().filter(|(t, _, m)| *t == tool && *m).map(|(_, a, _)| *a).collect();
+        let mutating_args: Vec<&str> = TOOL_PATH_ARGS
+            .iter()
+            .filter(|(t, _, m)| *t == tool && *m)
+            .map(|(_, a, _)| *a)
+            .collect();
         if !mutating_args.is_empty() {
             let mut targets: Vec<(&str, &Node)> = if a.item.get_value("paths").is_some() {
                 globs(a.item.get_value("paths"))
             } else {
-                mutating_args.iter().flat_map(|arg| a.arg_globs(arg)).collect()
+                mutating_args
+                    .iter()
+                    .flat_map(|arg| a.arg_globs(arg))
+                    .collect()
             };
             targets.dedup_by_key(|(_, n)| n.range);
             for (p, node) in targets {
@@ -714,7 +898,19 @@ fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Regist
                     out.push(Diagnostic::new(&d::WFC_AUTHORED_ZONE_WRITE, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which is in the read-only authored zone; the runtime will block it; write under `scratchpad/` instead")));
                     continue;
                 }
-                let denies = |f: &ToolEntry<'_>| (f.tool == tool || f.tool == "*") && f.file_path_globs().iter().chain(mutating_args.iter().flat_map(|arg| f.arg_globs(arg)).collect::<Vec<_>>().iter()).any(|(g, _)| glob_match(&canonical(g), &c));
+                let denies = |f: &ToolEntry<'_>| {
+                    (f.tool == tool || f.tool == "*")
+                        && f.file_path_globs()
+                            .iter()
+                            .chain(
+                                mutating_args
+                                    .iter()
+                                    .flat_map(|arg| f.arg_globs(arg))
+                                    .collect::<Vec<_>>()
+                                    .iter(),
+                            )
+                            .any(|(g, _)| glob_match(&canonical(g), &c))
+                };
                 if forbid_always.iter().any(|f| f.guarded() && denies(f)) {
                     out.push(Diagnostic::new(&d::WFC_FORBID_ALWAYS_DENIES_GRANT, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which `tools.forbid_always` denies in every state; a denial beats every grant")));
                 } else if forbid_here.iter().any(|f| f.guarded() && denies(f)) {
@@ -731,7 +927,11 @@ fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Regist
                 }
             }
         }
-        let outright = |fs: &[ToolEntry<'_>]| fs.iter().find(|f| (f.tool == tool || f.tool == "*") && !f.guarded()).map(|f| f.tool_node.range);
+        let outright = |fs: &[ToolEntry<'_>]| {
+            fs.iter()
+                .find(|f| (f.tool == tool || f.tool == "*") && !f.guarded())
+                .map(|f| f.tool_node.range)
+        };
         if let Some(r) = outright(&forbid_always) {
             out.push(
                 Diagnostic::new(&d::WFC_FORBID_ALWAYS_DENIES_GRANT, file, a.tool_node.range, format!("state `{slug}` allows `{tool}`, which `tools.forbid_always` denies in every state; a denial beats every grant, so the runtime blocks it everywhere"))
@@ -747,7 +947,10 @@ fn governance(file: &str, root: &Node, states: &[Entry], e: &Entry, reg: &Regist
 }
 
 fn allow_always(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
-    for a in tool_entries(root.get_value("tools").and_then(|t| t.get_value("allow_always"))) {
+    for a in tool_entries(
+        root.get_value("tools")
+            .and_then(|t| t.get_value("allow_always")),
+    ) {
         if a.tool == "task" {
             out.push(Diagnostic::new(&d::WFC_TASK_NOT_GRANTABLE, file, a.tool_node.range, "`tools.allow_always` allows `task`, which is not grantable: it is the runtime's own dispatch for grading rubrics, disclosed in no state; to delegate work, allow `archmax_workflow_<slug>` instead"));
         }
@@ -765,19 +968,34 @@ fn allow_always(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
 /// States reachable from a trigger-declaring state over transitions and `on_error`, in
 /// document order.
 fn reachable_states(root: &Node) -> Vec<&Entry> {
-    let states = root.get_value("states").and_then(Node::as_map).unwrap_or(&[]);
+    let states = root
+        .get_value("states")
+        .and_then(Node::as_map)
+        .unwrap_or(&[]);
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut todo: Vec<String> = states
         .iter()
-        .filter(|e| e.value.get_value("triggers").and_then(Node::as_map).is_some_and(|m| !m.is_empty()))
+        .filter(|e| {
+            e.value
+                .get_value("triggers")
+                .and_then(Node::as_map)
+                .is_some_and(|m| !m.is_empty())
+        })
         .map(key_text)
         .collect();
     while let Some(s) = todo.pop() {
         if !seen.insert(s.clone()) {
             continue;
         }
-        let Some(e) = states.iter().find(|e| key_text(e) == s) else { continue };
-        for t in e.value.get_value("transitions").and_then(Node::as_seq).unwrap_or(&[]) {
+        let Some(e) = states.iter().find(|e| key_text(e) == s) else {
+            continue;
+        };
+        for t in e
+            .value
+            .get_value("transitions")
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+        {
             if let Some(to) = t.get_value("to").and_then(Node::as_str) {
                 todo.push(to.to_owned());
             }
@@ -786,7 +1004,10 @@ fn reachable_states(root: &Node) -> Vec<&Entry> {
             todo.push(oe.to_owned());
         }
     }
-    states.iter().filter(|e| seen.contains(&key_text(e))).collect()
+    states
+        .iter()
+        .filter(|e| seen.contains(&key_text(e)))
+        .collect()
 }
 
 /// `(state slug, target slug, entry node)` for every `archmax_workflow_<slug>` grant of a
@@ -794,7 +1015,11 @@ fn reachable_states(root: &Node) -> Vec<&Entry> {
 fn delegations(root: &Node) -> Vec<(String, String, &Node)> {
     let mut out = Vec::new();
     for e in reachable_states(root) {
-        for t in tool_entries(e.value.get_value("tools").and_then(|t| t.get_value("allow"))) {
+        for t in tool_entries(
+            e.value
+                .get_value("tools")
+                .and_then(|t| t.get_value("allow")),
+        ) {
             if let Some(target) = t.tool.strip_prefix("archmax_workflow_") {
                 out.push((key_text(e), target.to_owned(), t.tool_node));
             }
@@ -820,19 +1045,28 @@ impl Walk<'_> {
         if let Some(l) = self.cache.get(slug) {
             return l.clone();
         }
-        let dir = WorkflowDir { root: self.root_dir.clone(), slug: slug.to_owned() };
-        let loaded = load_workflow(self.fs, &dir)
-            .and_then(|info| {
-                let model = info.model?;
-                is_usable(&model.root).then(|| (info.path, model.root))
-            });
+        let dir = WorkflowDir {
+            root: self.root_dir.clone(),
+            slug: slug.to_owned(),
+        };
+        let loaded = load_workflow(self.fs, &dir).and_then(|info| {
+            let model = info.model?;
+            is_usable(&model.root).then(|| (info.path, model.root))
+        });
         self.cache.insert(slug.to_owned(), loaded.clone());
         loaded
     }
 
     /// Walks the delegations of `current` (whose spec is `spec`, at `path`). `top` is the
     /// entry in the checked file the chain started from.
-    fn walk(&mut self, current: &str, spec: &Node, path: &str, chain: &mut Vec<String>, top: Option<TextRange>) {
+    fn walk(
+        &mut self,
+        current: &str,
+        spec: &Node,
+        path: &str,
+        chain: &mut Vec<String>,
+        top: Option<TextRange>,
+    ) {
         for (state, target, node) in delegations(spec) {
             self.steps += 1;
             if self.steps > MAX_WALK_STEPS {
@@ -849,36 +1083,81 @@ impl Walk<'_> {
             let emit = |code: Code, msg: String, this: &mut Self| {
                 let mut d = Diagnostic::new(code, this.file, range, msg);
                 if nested {
-                    d = d.with_related(path.to_owned(), node.range, format!("delegation in workflow `{current}`"));
+                    d = d.with_related(
+                        path.to_owned(),
+                        node.range,
+                        format!("delegation in workflow `{current}`"),
+                    );
                 }
                 this.out.push(d);
             };
             if !is_slug(&target) {
-                emit(&d::WFC_SUB_WORKFLOW_SLUG, format!("{where_}, whose target `{target}` is not kebab-case; a workflow slug is its `workflows/<slug>/` folder name (e.g. `enrich-order`)"), self);
+                emit(
+                    &d::WFC_SUB_WORKFLOW_SLUG,
+                    format!(
+                        "{where_}, whose target `{target}` is not kebab-case; a workflow slug is its `workflows/<slug>/` folder name (e.g. `enrich-order`)"
+                    ),
+                    self,
+                );
                 continue;
             }
             if chain.iter().any(|c| *c == target) {
-                let cyc = chain.iter().map(String::as_str).chain([target.as_str()]).collect::<Vec<_>>().join(" → ");
-                emit(&d::WFC_SUB_WORKFLOW_CYCLE, format!("{where_}, which is already running in this chain ({cyc}); the delegation would never terminate"), self);
+                let cyc = chain
+                    .iter()
+                    .map(String::as_str)
+                    .chain([target.as_str()])
+                    .collect::<Vec<_>>()
+                    .join(" → ");
+                emit(
+                    &d::WFC_SUB_WORKFLOW_CYCLE,
+                    format!(
+                        "{where_}, which is already running in this chain ({cyc}); the delegation would never terminate"
+                    ),
+                    self,
+                );
                 continue;
             }
             let Some((target_path, target_root)) = self.load(&target) else {
-                emit(&d::WFC_SUB_WORKFLOW_MISSING, format!("{where_}, but `workflows/{target}/workflow.yaml` is missing or has no valid machine spec"), self);
+                emit(
+                    &d::WFC_SUB_WORKFLOW_MISSING,
+                    format!(
+                        "{where_}, but `workflows/{target}/workflow.yaml` is missing or has no valid machine spec"
+                    ),
+                    self,
+                );
                 continue;
             };
             let target_model = Workflow::from_node(&target_root);
             if target_model.trigger("manual").is_none() {
-                emit(&d::WFC_SUB_WORKFLOW_NO_MANUAL, format!("{where_}, but `{target}` declares no `manual` trigger, so it has no state to start in; add `triggers: {{ manual: }}` to the state a run should start in"), self);
+                emit(
+                    &d::WFC_SUB_WORKFLOW_NO_MANUAL,
+                    format!(
+                        "{where_}, but `{target}` declares no `manual` trigger, so it has no state to start in; add `triggers: {{ manual: }}` to the state a run should start in"
+                    ),
+                    self,
+                );
                 continue;
             }
             if target_model.disabled {
-                emit(&d::WFC_SUB_WORKFLOW_DISABLED, format!("{where_}, but `{target}` is disabled (`disabled: true` in its workflow.yaml), so that call will be refused at runtime; re-enable `{target}` or stop allowing it"), self);
+                emit(
+                    &d::WFC_SUB_WORKFLOW_DISABLED,
+                    format!(
+                        "{where_}, but `{target}` is disabled (`disabled: true` in its workflow.yaml), so that call will be refused at runtime; re-enable `{target}` or stop allowing it"
+                    ),
+                    self,
+                );
             }
             chain.push(target.clone());
             let depth = chain.len() - 1;
             if depth > SUB_WORKFLOW_DEPTH {
                 let path_text = chain.join(" → ");
-                emit(&d::WFC_SUB_WORKFLOW_TOO_DEEP, format!("{where_}, reaching {depth} levels ({path_text}), past the dispatcher's depth bound of {SUB_WORKFLOW_DEPTH}"), self);
+                emit(
+                    &d::WFC_SUB_WORKFLOW_TOO_DEEP,
+                    format!(
+                        "{where_}, reaching {depth} levels ({path_text}), past the dispatcher's depth bound of {SUB_WORKFLOW_DEPTH}"
+                    ),
+                    self,
+                );
             } else {
                 self.walk(&target, &target_root, &target_path, chain, Some(range));
             }
@@ -887,8 +1166,21 @@ impl Walk<'_> {
     }
 }
 
-fn sub_workflows(fs: &dyn FileAccess, dir: &WorkflowDir, file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
-    let mut w = Walk { fs, root_dir: dir.root.clone(), file, cache: BTreeMap::new(), steps: 0, out: Vec::new() };
+fn sub_workflows(
+    fs: &dyn FileAccess,
+    dir: &WorkflowDir,
+    file: &str,
+    root: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut w = Walk {
+        fs,
+        root_dir: dir.root.clone(),
+        file,
+        cache: BTreeMap::new(),
+        steps: 0,
+        out: Vec::new(),
+    };
     let mut chain = vec![dir.slug.clone()];
     w.walk(&dir.slug, root, file, &mut chain, None);
     out.append(&mut w.out);
@@ -920,10 +1212,19 @@ mod tests {
     #[test]
     fn bundle_patterns() {
         let reg = Registry {
-            skills: BTreeMap::from([("order-data".to_owned(), Skill { slug: "order-data".into(), skill_file: String::new() })]),
+            skills: BTreeMap::from([(
+                "order-data".to_owned(),
+                Skill {
+                    slug: "order-data".into(),
+                    skill_file: String::new(),
+                },
+            )]),
             issues: Vec::new(),
         };
-        assert_eq!(reg.skill_of_pattern("skills/order-data/**"), Some("order-data"));
+        assert_eq!(
+            reg.skill_of_pattern("skills/order-data/**"),
+            Some("order-data")
+        );
         assert_eq!(reg.skill_of_pattern("skills/**"), None);
         assert!(reg.reaches_a_bundle("skills/*/scripts/**"));
         assert!(!reg.reaches_a_bundle("scripts/**"));
