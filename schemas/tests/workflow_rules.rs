@@ -1039,13 +1039,20 @@ fn fixes_of(src: &str, code: &str) -> Vec<(String, String)> {
         .iter()
         .find(|(p, _)| p == W)
         .map(|(_, t)| t.clone())
-        .unwrap();
+        .unwrap_or_default();
     wfx_schemas::check::check_file(&fx.files, W)
         .into_iter()
         .filter(|d| d.code.code == code)
         .flat_map(|d| d.fixes)
         .flat_map(|f| f.edits)
-        .map(|e| (text[e.range.as_usize()].to_owned(), e.new_text))
+        .map(|e| {
+            (
+                text.get(e.range.as_usize())
+                    .unwrap_or("<out of bounds>")
+                    .to_owned(),
+                e.new_text,
+            )
+        })
         .collect()
 }
 

@@ -259,17 +259,17 @@ pub fn foreign_imports(source: &str) -> Vec<(String, TextRange)> {
             let Some(after) = rest.strip_prefix(kw) else {
                 continue;
             };
-            if !after.starts_with(|c: char| c.is_whitespace())
-                && !(kw == "import" && after.starts_with(['"', '\'']))
-            {
+            let spaced = after.starts_with(char::is_whitespace);
+            let quoted = kw == "import" && after.starts_with(['"', '\'']);
+            if !spaced && !quoted {
                 continue;
             }
             let base = stmt + kw.len();
-            if kw == "import" {
-                if let Some((a, b)) = quoted_at(after) {
-                    found.push((base + a, base + b));
-                    continue;
-                }
+            if kw == "import"
+                && let Some((a, b)) = quoted_at(after)
+            {
+                found.push((base + a, base + b));
+                continue;
             }
             // `[^"'()]*?from\s+["']…["']`
             for (i, c) in after.char_indices() {
@@ -277,14 +277,14 @@ pub fn foreign_imports(source: &str) -> Vec<(String, TextRange)> {
                     break;
                 }
                 let tail = after.get(i..).unwrap_or("");
-                if let Some(t) = tail.strip_prefix("from") {
-                    if t.starts_with(char::is_whitespace) {
-                        if let Some((a, b)) = quoted_at(t) {
-                            let at = base + i + 4;
-                            found.push((at + a, at + b));
-                        }
-                        break;
+                if let Some(t) = tail.strip_prefix("from")
+                    && t.starts_with(char::is_whitespace)
+                {
+                    if let Some((a, b)) = quoted_at(t) {
+                        let at = base + i + 4;
+                        found.push((at + a, at + b));
                     }
+                    break;
                 }
             }
         }
@@ -303,10 +303,8 @@ pub fn foreign_imports(source: &str) -> Vec<(String, TextRange)> {
                         .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$')
                 });
             let base = p + call.len();
-            if boundary {
-                if let Some((a, b)) = quoted_at(source.get(base..).unwrap_or("")) {
-                    found.push((base + a, base + b));
-                }
+            if boundary && let Some((a, b)) = quoted_at(source.get(base..).unwrap_or("")) {
+                found.push((base + a, base + b));
             }
             from = base;
         }
@@ -720,10 +718,10 @@ fn match_simple(p: &str, s: &str) -> bool {
     // dp[i][j]: p[i..] matches s[j..]
     let (n, m) = (p.len(), s.len());
     let mut dp = vec![vec![false; m + 1]; n + 1];
-    if let Some(row) = dp.get_mut(n) {
-        if let Some(c) = row.get_mut(m) {
-            *c = true;
-        }
+    if let Some(row) = dp.get_mut(n)
+        && let Some(c) = row.get_mut(m)
+    {
+        *c = true;
     }
     for i in (0..n).rev() {
         let pc = p.get(i).copied().unwrap_or(' ');
@@ -920,10 +918,10 @@ fn governance(
         }
         if !reg.skills.is_empty() {
             for (p, node) in a.file_path_globs() {
-                if let Some(owner) = reg.skill_of_pattern(p) {
-                    if !enabled.contains(owner) {
-                        out.push(Diagnostic::new(&d::WFC_SKILL_NOT_ENABLED_PATH, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which can only match inside skill `{owner}`, a skill this state does not enable; add `{owner}` to this state's `skills.allow` (or `skills.allow_always`), check no forbid list denies it, or drop the entry")));
-                    }
+                if let Some(owner) = reg.skill_of_pattern(p)
+                    && !enabled.contains(owner)
+                {
+                    out.push(Diagnostic::new(&d::WFC_SKILL_NOT_ENABLED_PATH, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which can only match inside skill `{owner}`, a skill this state does not enable; add `{owner}` to this state's `skills.allow` (or `skills.allow_always`), check no forbid list denies it, or drop the entry")));
                 }
             }
         }
@@ -1051,7 +1049,7 @@ impl Walk<'_> {
         };
         let loaded = load_workflow(self.fs, &dir).and_then(|info| {
             let model = info.model?;
-            is_usable(&model.root).then(|| (info.path, model.root))
+            is_usable(&model.root).then_some((info.path, model.root))
         });
         self.cache.insert(slug.to_owned(), loaded.clone());
         loaded
@@ -1101,7 +1099,7 @@ impl Walk<'_> {
                 );
                 continue;
             }
-            if chain.iter().any(|c| *c == target) {
+            if chain.contains(&target) {
                 let cyc = chain
                     .iter()
                     .map(String::as_str)
