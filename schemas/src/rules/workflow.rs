@@ -652,29 +652,29 @@ fn shape_root(cx: &mut Cx<'_>, root: &Node) {
     if let Some(v) = get("instructions") {
         expect_nonempty_str(cx, v, "instructions");
     }
-    if let Some(v) = get("disabled") {
-        if !matches!(v.value, Value::Bool(_)) {
-            let tail = if v.is_null() {
-                "the runtime reads `null` as enabled, but the schema takes only a boolean"
-            } else {
-                "which the runtime reads fail-closed as disabled, so this workflow starts no runs"
-            };
-            cx.shape(
+    if let Some(v) = get("disabled")
+        && !matches!(v.value, Value::Bool(_))
+    {
+        let tail = if v.is_null() {
+            "the runtime reads `null` as enabled, but the schema takes only a boolean"
+        } else {
+            "which the runtime reads fail-closed as disabled, so this workflow starts no runs"
+        };
+        cx.shape(
                 &d::WF_DISABLED_NOT_BOOLEAN,
                 v.range,
                 format!("`disabled` must be `true` or `false`; got `{}`, {tail}; write `disabled: true` to mean it, or remove the key", json(v)),
             );
-        }
     }
     if let Some(v) = get("runtime").and_then(|v| expect_map(cx, v, "runtime")) {
         strict(cx, v, &["engine", "version"], At::Other, "`runtime`");
         if let Some(e) = v.get_value("engine") {
             expect_str(cx, e, "runtime.engine");
         }
-        if let Some(ver) = v.get_value("version") {
-            if !matches!(ver.value, Value::Str(..) | Value::Int(_) | Value::Float(_)) {
-                wrong_type(cx, ver, "runtime.version", "a string or a number");
-            }
+        if let Some(ver) = v.get_value("version")
+            && !matches!(ver.value, Value::Str(..) | Value::Int(_) | Value::Float(_))
+        {
+            wrong_type(cx, ver, "runtime.version", "a string or a number");
         }
     }
     if let Some(v) = get("settings").and_then(|v| expect_map(cx, v, "settings")) {
@@ -794,10 +794,10 @@ fn shape_settings(cx: &mut Cx<'_>, v: &Node) {
             expect_int(cx, n, &format!("settings.{k}"), 1);
         }
     }
-    if let Some(n) = v.get_value("maxPtcCalls") {
-        if !n.is_null() {
-            expect_int(cx, n, "settings.maxPtcCalls", 0);
-        }
+    if let Some(n) = v.get_value("maxPtcCalls")
+        && !n.is_null()
+    {
+        expect_int(cx, n, "settings.maxPtcCalls", 0);
     }
     if let Some(p) = v
         .get_value("prompt_cache")
@@ -1036,11 +1036,10 @@ fn shape_mount_grants(cx: &mut Cx<'_>, node: &Node, field: &str) {
                     Some(m) => check_mount_name(cx, m),
                     None => cx.shape(&d::WF_INVALID_MOUNT_GRANT, first_key_range(item), "a mount grant needs `mount: <name>`"),
                 }
-                if let Some(a) = item.get_value("access") {
-                    if !matches!(a.as_str(), Some("read" | "read_write")) {
+                if let Some(a) = item.get_value("access")
+                    && !matches!(a.as_str(), Some("read" | "read_write")) {
                         cx.shape(&d::WF_INVALID_MOUNT_GRANT, a.range, format!("unknown mount access `{}`; expected `read` or `read_write`", a.scalar_text().map_or_else(|| json(a), |c| c.into_owned())));
                     }
-                }
             }
             _ => cx.shape(
                 &d::WF_INVALID_MOUNT_GRANT,
@@ -1240,14 +1239,17 @@ fn shape_transition(cx: &mut Cx<'_>, item: &Node) {
             "a transition needs a non-empty `description`: it is the only thing the agent is told about this edge; say when to take it (e.g. `Refunds over $50`), not where it goes",
         );
     }
-    if let Some(t) = item.get_value("type") {
-        if !matches!(t.as_str(), Some("approve" | "reject" | "refine" | "none")) {
-            cx.shape(
-                &d::WF_UNKNOWN_TRANSITION_TYPE,
-                t.range,
-                format!("unknown transition type `{}`; expected `approve`, `reject`, `refine` or `none`", t.scalar_text().map_or_else(|| json(t), |c| c.into_owned())),
-            );
-        }
+    if let Some(t) = item.get_value("type")
+        && !matches!(t.as_str(), Some("approve" | "reject" | "refine" | "none"))
+    {
+        cx.shape(
+            &d::WF_UNKNOWN_TRANSITION_TYPE,
+            t.range,
+            format!(
+                "unknown transition type `{}`; expected `approve`, `reject`, `refine` or `none`",
+                t.scalar_text().map_or_else(|| json(t), |c| c.into_owned())
+            ),
+        );
     }
 }
 
@@ -1376,14 +1378,14 @@ fn shape_signature(cx: &mut Cx<'_>, node: &Node, key: &str) {
                         );
                     }
                 }
-                if let Some(t) = item.get_value("type") {
-                    if !t.as_str().is_some_and(|s| SIGNATURE_TYPES.contains(&s)) {
-                        cx.shape(
+                if let Some(t) = item.get_value("type")
+                    && !t.as_str().is_some_and(|s| SIGNATURE_TYPES.contains(&s))
+                {
+                    cx.shape(
                             &d::WF_UNKNOWN_SIGNATURE_TYPE,
                             t.range,
                             format!("`type` must be one of string, integer, number, boolean, date, date-time, object or array; got `{}`", json(t)),
                         );
-                    }
                 }
                 if let Some(desc) = item.get_value("description") {
                     expect_str(cx, desc, "description");
@@ -1715,14 +1717,13 @@ fn refine(cx: &mut Cx<'_>, root: &Node) {
     if let Some(mc) = root
         .get_value("tests")
         .and_then(|t| t.get_value("maxConcurrency"))
+        && matches!(mc.value, Value::Int(i) if i > 1)
     {
-        if matches!(mc.value, Value::Int(i) if i > 1) {
-            cx.refine(
+        cx.refine(
                 &d::WF_MAX_CONCURRENCY_UNSUPPORTED,
                 mc.range,
                 "`tests.maxConcurrency` above 1 is not supported: cases run one after another; set it to 1 or remove it",
             );
-        }
     }
 }
 
@@ -1817,14 +1818,14 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
     if get("instructions").is_none() {
         cx.lint(&d::WF_MISSING_INSTRUCTIONS, TextRange::empty(root.range.start), "the workflow has no top-level `instructions`; add the standing direction every run follows");
     }
-    if let Some(v) = get("disabled") {
-        if matches!(v.value, Value::Bool(true)) {
-            cx.lint(
-                &d::WF_WORKFLOW_DISABLED,
-                v.range,
-                "this workflow is disabled: it starts no runs, and delegations to it are refused",
-            );
-        }
+    if let Some(v) = get("disabled")
+        && matches!(v.value, Value::Bool(true))
+    {
+        cx.lint(
+            &d::WF_WORKFLOW_DISABLED,
+            v.range,
+            "this workflow is disabled: it starts no runs, and delegations to it are refused",
+        );
     }
     let tools = get("tools");
     for site in tool_sites(tools.and_then(|t| t.get_value("allow_always"))) {
@@ -1936,16 +1937,16 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
         let slug = key_text(e);
         let st = &e.value;
         let sget = |k: &str| st.get_value(k);
-        if let (Some(m), Some(sm)) = (sget("model"), settings_model) {
-            if m.as_str() == Some(sm) {
-                cx.lint(
-                    &d::WF_REDUNDANT_STATE_MODEL,
-                    m.range,
-                    format!(
-                        "state `{slug}` sets `model` to `{sm}`, which `settings.model` already sets"
-                    ),
-                );
-            }
+        if let (Some(m), Some(sm)) = (sget("model"), settings_model)
+            && m.as_str() == Some(sm)
+        {
+            cx.lint(
+                &d::WF_REDUNDANT_STATE_MODEL,
+                m.range,
+                format!(
+                    "state `{slug}` sets `model` to `{sm}`, which `settings.model` already sets"
+                ),
+            );
         }
         // Skills.
         let sk = sget("skills");
@@ -2021,13 +2022,13 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
             let bare = tforbid
                 .iter()
                 .any(|f| (f.tool == a.tool || f.tool == "*") && !f.guarded);
-            if let Some(f) = tforbid.iter().find(|f| f.tool == a.tool && f.guarded) {
-                if !bare {
-                    let diag = cx
+            if let Some(f) = tforbid.iter().find(|f| f.tool == a.tool && f.guarded)
+                && !bare
+            {
+                let diag = cx
                         .diag(&d::WF_ENABLED_AND_FORBIDDEN, a.tool_range, format!("state `{slug}` both allows and forbids tool `{}`; calls the forbid entry matches are denied", a.tool))
                         .with_related(cx.file, f.tool_range, "forbidden here");
-                    cx.lint.push(diag);
-                }
+                cx.lint.push(diag);
             }
             // Scratchpad-only guards on mutating built-ins.
             if TOOL_PATH_ARGS.iter().any(|(t, _, m)| *t == a.tool && *m) {
@@ -2072,22 +2073,20 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
                 {
                     cx.lint(&d::WF_HUMAN_STATE_SELF_LOOP, to.range, format!("human state `{slug}` transitions to itself; a decision must move the run on"));
                 }
-                if let Some(ty) = t.get_value("type") {
-                    if let Some(k @ ("approve" | "reject" | "refine")) = ty.as_str() {
-                        if let Some(first) = seen_types.get(k) {
-                            let diag = cx
-                                .diag(
-                                    &d::WF_HUMAN_STATE_DUPLICATE_TYPE,
-                                    ty.range,
-                                    format!(
-                                        "human state `{slug}` has more than one `{k}` transition"
-                                    ),
-                                )
-                                .with_related(cx.file, *first, "first one");
-                            cx.lint.push(diag);
-                        } else {
-                            seen_types.insert(k, ty.range);
-                        }
+                if let Some(ty) = t.get_value("type")
+                    && let Some(k @ ("approve" | "reject" | "refine")) = ty.as_str()
+                {
+                    if let Some(first) = seen_types.get(k) {
+                        let diag = cx
+                            .diag(
+                                &d::WF_HUMAN_STATE_DUPLICATE_TYPE,
+                                ty.range,
+                                format!("human state `{slug}` has more than one `{k}` transition"),
+                            )
+                            .with_related(cx.file, *first, "first one");
+                        cx.lint.push(diag);
+                    } else {
+                        seen_types.insert(k, ty.range);
                     }
                 }
             }
