@@ -3,6 +3,8 @@
 //! workspace's `check-requester.js` reading `orders.json` through the bridge (FORMAT §E.6).
 //! Run with `cargo bench -p wfx-runner --bench sandbox`; the target is < 2 ms.
 
+#![allow(clippy::print_stdout)]
+
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
