@@ -629,6 +629,12 @@ fn enrich_orders_fans_out_one_sub_workflow_call_per_order() {
         ]
     );
     assert_eq!(bridge.calls[1].1, json!({ "order_id": "ORD-1003" }));
+    // A bridge that does not list the delegation still serves it: the name the script
+    // writes (`tools.archmaxWorkflowEnrichOrder`) is mapped back to the wire name.
+    let mut bridge = FakeBridge::default();
+    let out = run_script(&corpus(path), path, &args, &mut bridge, &Budgets::default());
+    assert_eq!(out.result.unwrap().as_array().map(Vec::len), Some(2));
+    assert_eq!(bridge.calls[0].0, "archmax_workflow_enrich-order");
     // Without the variable the script returns an empty list and calls nothing.
     let mut bridge = FakeBridge {
         workflows: vec!["enrich-order".into()],

@@ -22,7 +22,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Promise, Runtime, Value};
 
-use super::source::camel_case;
+use super::source::{camel_case, referenced_tools, snake_from_camel};
 use super::{Bridge, BudgetKind, Budgets, SandboxError, Verdict};
 
 /// What kind of run, with its input.
@@ -223,6 +223,12 @@ fn run_inner(
     snake_names.dedup();
     for snake in snake_names {
         names.entry(camel_case(&snake)).or_insert(snake);
+    }
+    // Names the source calls that the bridge did not list (a delegation the embedder did not
+    // enumerate, say) are exposed too; the bridge refuses what does not exist.
+    for camel in referenced_tools(body) {
+        let snake = snake_from_camel(&camel);
+        names.entry(camel).or_insert(snake);
     }
     let pairs: Vec<(String, String)> = names.into_iter().collect();
     ctx.with(|ctx| {

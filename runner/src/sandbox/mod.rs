@@ -20,7 +20,7 @@ pub use check::{check_scripts, check_syntax};
 
 pub use source::{
     HARNESS_SPECIFIER, ImportStatement, Scan, camel_case, foreign_imports, is_harness_specifier,
-    scan,
+    referenced_tools, scan, snake_from_camel,
 };
 
 use std::fmt;
@@ -219,9 +219,13 @@ impl std::error::Error for SandboxError {}
 /// "From scripts"). The sandbox calls it synchronously, one call at a time, in the order the
 /// script issued them (calls awaited together with `Promise.all` are served in issue order).
 pub trait Bridge {
-    /// The snake_case names of the tools on the bridge (see [`ESSENTIAL_TOOLS`]); each is
-    /// exposed under its [`camel_case`] name, and a name not listed is `undefined` in JS.
-    fn tool_names(&self) -> Vec<String>;
+    /// The snake_case names of the tools on the bridge; each is exposed under its
+    /// [`camel_case`] name. Names the script writes as `tools.<name>` are exposed as well,
+    /// mapped back by [`snake_from_camel`]; any other name is `undefined` in JS. The default
+    /// is [`ESSENTIAL_TOOLS`].
+    fn tool_names(&self) -> Vec<String> {
+        ESSENTIAL_TOOLS.iter().map(|s| (*s).to_string()).collect()
+    }
     /// Runs one call: `Ok(text)` resolves the script's promise with the text, `Err(text)`
     /// rejects it with `new Error(text)` (a governance refusal passes its reason verbatim).
     /// `input` is the object the script passed (anything else becomes `{}`).

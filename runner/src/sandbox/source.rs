@@ -79,6 +79,58 @@ pub fn camel_case(name: &str) -> String {
     out
 }
 
+/// The snake_case wire name of a bridge name written in a script: `archmaxWorkflow<Pascal>`
+/// → `archmax_workflow_<kebab>` (`archmaxWorkflowEnrichOrder` →
+/// `archmax_workflow_enrich-order`), any other camelCase name → snake_case (`readFile` →
+/// `read_file`); the inverse of [`camel_case`] for the names the bridge carries (FORMAT §E.9).
+pub fn snake_from_camel(name: &str) -> String {
+    let split = |s: &str, sep: char| {
+        let mut out = String::with_capacity(s.len() + 4);
+        for (i, c) in s.chars().enumerate() {
+            if c.is_ascii_uppercase() {
+                if i > 0 {
+                    out.push(sep);
+                }
+                out.push(c.to_ascii_lowercase());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    match name.strip_prefix("archmaxWorkflow") {
+        Some(rest) if !rest.is_empty() => format!("archmax_workflow_{}", split(rest, '-')),
+        _ => split(name, '_'),
+    }
+}
+
+/// The identifiers a source uses as `tools.<name>` (outside comments and strings is not
+/// checked: an extra name only adds an entry to the bridge object), sorted and unique.
+pub fn referenced_tools(source: &str) -> Vec<String> {
+    let b = source.as_bytes();
+    let mut out = std::collections::BTreeSet::new();
+    let mut from = 0usize;
+    while let Some(found) = source.get(from..).and_then(|rest| rest.find("tools.")) {
+        let at = from + found;
+        from = at + "tools.".len();
+        if at > 0
+            && b.get(at - 1)
+                .is_some_and(|&c| is_ident_byte(c) || c == b'.')
+        {
+            continue;
+        }
+        let len = b
+            .get(from..)
+            .map_or(0, |r| r.iter().take_while(|&&c| is_ident_byte(c)).count());
+        if let Some(name) = source.get(from..from + len)
+            && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        {
+            out.insert(name.to_string());
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Prepares a source to run as a script body: every import statement is blanked (an
 /// `@archmax-ai/harness/*` import is a type carrier whose names are globals; any other one is
 /// reported by [`foreign_imports`]), and when `rewrite_default` is set each `export default`
@@ -453,6 +505,27 @@ mod tests {
         );
         assert_eq!(camel_case("ls"), "ls");
         assert_eq!(camel_case("tool_2x"), "tool_2x");
+    }
+
+    #[test]
+    fn snake_names_invert_camel_names() {
+        for snake in [
+            "read_file",
+            "archmax_workflow_enrich-order",
+            "ls",
+            "write_todos",
+        ] {
+            assert_eq!(snake_from_camel(&camel_case(snake)), snake);
+        }
+    }
+
+    #[test]
+    fn referenced_tools_are_found() {
+        let src = "await tools.readFile({});\nconst x = mytools.nope; tools.archmaxWorkflowEnrichOrder(a); tools.readFile";
+        assert_eq!(
+            referenced_tools(src),
+            ["archmaxWorkflowEnrichOrder", "readFile"]
+        );
     }
 
     #[test]
