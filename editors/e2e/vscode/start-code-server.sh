@@ -16,9 +16,11 @@ CS_PORT=${CS_PORT:-18080}
 D=$E2E_SCRATCH/code-server
 mkdir -p "$D/data/User" "$D/extensions"
 cp "$HERE/settings.json" "$D/data/User/settings.json"
-# the packaged extension finds the server through its wfx.server.path setting (the ext tests use PATH)
-node -e 'const fs = require("fs"), f = process.argv[1], s = JSON.parse(fs.readFileSync(f, "utf8"));
-  s["wfx.server.path"] = process.env.WFX_SHIM; fs.writeFileSync(f, JSON.stringify(s, null, 1));' "$D/data/User/settings.json"
+# The packaged extension finds the server through its wfx.server.path setting (the ext tests use a workspace
+# setting). The setting is machine-scoped, and code-server is a remote window, so it goes into the remote
+# ("Machine") settings: user settings would be ignored for it, as they are for any user of code-server.
+mkdir -p "$D/data/Machine"
+printf '{\n "wfx.server.path": "%s"\n}\n' "$WFX_SHIM" > "$D/data/Machine/settings.json"
 cat > "$D/config.yaml" <<EOF
 bind-addr: 127.0.0.1:$CS_PORT
 auth: none

@@ -4,7 +4,8 @@
 # Only with that flag does the built workbench honour ?payload=[["extensionDevelopmentPath",..],["extensionTestsPath",..]]
 # (code-server's own CLI rejects the flag as "Unknown option").
 # Env: E2E_SCRATCH (share it with the caller), VSSERVER_PORT (default 18081), NODE24_DIR, CODE_SERVER_DIR,
-#      LSP_CMD, TEST_FILE and EXPECT_* (inherited by the extension host, so the test suite can read them).
+#      LSP_CMD and EXPECT_* (inherited by the extension host, so the test suite can read them),
+#      MACHINE_SETTINGS (JSON for the remote machine settings), WFX_E2E_UNTRUSTED=1 (keep workspace trust on).
 # Stop: kill -- -$(cat "$E2E_SCRATCH/vscode-server.pid")
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,10 +16,17 @@ e2e_init
 VSSERVER_PORT=${VSSERVER_PORT:-18081}
 D=$E2E_SCRATCH/vscode-server
 mkdir -p "$D/data" "$D/extensions" # extensions dir stays empty: the extension under test comes from the payload
+# Remote ("Machine") settings: they apply in untrusted workspaces too, unlike the workspace's wfx.server.path
+if [ -n "${MACHINE_SETTINGS:-}" ]; then
+  mkdir -p "$D/data/user/Machine"
+  printf '%s\n' "$MACHINE_SETTINGS" > "$D/data/user/Machine/settings.json"
+fi
+TRUST=(--disable-workspace-trust)
+[ "${WFX_E2E_UNTRUSTED:-0}" = 1 ] && TRUST=()   # the workspace opens untrusted (restricted mode)
 cd "$VSCODE_SERVER_DIR"
 # Node 24 (first on PATH via env.sh): the native modules were built for its ABI.
 setsid node out/server-main.js --host 127.0.0.1 --port "$VSSERVER_PORT" --without-connection-token \
-  --accept-server-license-terms --enable-smoke-test-driver --disable-telemetry --disable-workspace-trust \
+  --accept-server-license-terms --enable-smoke-test-driver --disable-telemetry "${TRUST[@]}" \
   --server-data-dir "$D/data" --user-data-dir "$D/data/user" --extensions-dir "$D/extensions" \
   >> "$E2E_SCRATCH/vscode-server.log" 2>&1 < /dev/null &
 echo $! > "$E2E_SCRATCH/vscode-server.pid"

@@ -38,6 +38,7 @@ async function waitFor(pred, ms = 15000, step = 100) {
 }
 
 exports.run = async function run() {
+  if (process.env.WFX_E2E_UNTRUSTED === '1') return runUntrusted();
   const ws = vscode.workspace.workspaceFolders[0].uri;
   const file = (rel) => vscode.Uri.joinPath(ws, ...rel.split('/'));
   const failures = [];
@@ -212,6 +213,42 @@ exports.run = async function run() {
   if (failures.length) console.log('extension log:\n  ' + api.recentLog().join('\n  '));
   if (failures.length) throw new Error(`failed: ${failures.join(', ')}`);
 };
+
+// Restricted mode: the server still checks files, but nothing runs cases.
+async function runUntrusted() {
+  const ws = vscode.workspace.workspaceFolders[0].uri;
+  const failures = [];
+  const check = async (name, fn) => {
+    try {
+      await fn();
+      console.log(`PASS vscode.${name}`);
+    } catch (e) {
+      failures.push(name);
+      console.log(`FAIL vscode.${name}: ${e && e.message ? e.message : e}`);
+    }
+  };
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(ws, 'workflows', 'order-lookup', 'tests', 'broken.test.yaml'));
+  await vscode.window.showTextDocument(doc);
+  const ext = vscode.extensions.getExtension(EXT_ID);
+  const api = ext && (await waitFor(() => ext.isActive && ext.exports, 20000));
+  await check('untrusted_limited', async () => {
+    assert.equal(vscode.workspace.isTrusted, false, 'workspace should be untrusted');
+    assert.ok(api, 'extension did not activate in restricted mode');
+    await api.testing.discoverAll();
+    assert.ok(api.testing.ctrl.items.size > 0, 'Test Explorer lists nothing');
+    assert.equal(api.testing.hasRunProfile, false, 'a run profile exists in an untrusted workspace');
+    const r = await vscode.commands.executeCommand('wfx.runCase', doc.uri).then((x) => x, (e) => `error: ${e.message}`);
+    assert.ok(r === undefined || String(r).startsWith('error'), `wfx.runCase ran: ${JSON.stringify(r)}`);
+  });
+  if (X.diag !== null) {
+    await check('untrusted_diagnostics', async () => {
+      await api.ready();
+      const hit = await waitFor(() => vscode.languages.getDiagnostics(doc.uri).find((d) => d.message.includes(X.diag)), 20000);
+      assert.ok(hit, `no diagnostic in restricted mode; log: ${api.recentLog().slice(-5).join(' | ')}`);
+    });
+  }
+  if (failures.length) throw new Error(`failed: ${failures.join(', ')}`);
+}
 
 function* iter(collection) {
   const all = [];
