@@ -9,7 +9,8 @@
 //! one script to the next and an out-of-memory runtime is never reused. The sandbox has no
 //! filesystem, network, timers or module loader: the only way out is `tools.<name>(input)`,
 //! which the embedding [`Bridge`] serves (through governance and mocks in the simulator).
-//! [`QuickJsHost`] adapts all of this to the simulator's `ScriptHost` seam.
+//! The adapter to the simulator's `ScriptHost` seam (`QuickJsHost`) follows once that trait
+//! lands on main.
 
 mod check;
 mod engine;
