@@ -14,11 +14,9 @@
 
 mod check;
 mod engine;
-
 mod source;
 
-pub use check::{check_scripts, check_syntax};
-
+pub use check::{check_hook_scripts, check_scripts, check_skill_scripts, check_syntax};
 pub use source::{
     HARNESS_SPECIFIER, ImportStatement, Scan, camel_case, foreign_imports, is_harness_specifier,
     referenced_tools, scan, snake_from_camel,
