@@ -50,7 +50,7 @@ pub fn check_scripts(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnostic> 
     out
 }
 
-/// `WFX501` (foreign import) and `WFX503` (syntax) for each hook script named by a
+/// `WFX503` (syntax) for each hook script named by a
 /// `script:` hook of `dir`'s `workflow.yaml` whose path is well-formed (`hooks/….js|mjs`, no
 /// `..`) and whose file exists; each related to the first hook naming it. Sorted.
 pub fn check_hook_scripts(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnostic> {
@@ -77,17 +77,8 @@ pub fn check_hook_scripts(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnos
             continue;
         };
         let related = |d: Diagnostic| d.with_related(&info.path, site, "the hook is declared here");
-        for (range, spec) in foreign_imports(&text) {
-            out.push(related(Diagnostic::new(
-                &diagnostics::HOOK_FOREIGN_IMPORT,
-                &path,
-                range,
-                format!(
-                    "imports from `{spec}`; hook scripts may import only from \
-                     `@archmax-ai/harness/*` type-carrier entry points"
-                ),
-            )));
-        }
+        // Foreign imports of hook scripts are reported on `workflow.yaml` by the format
+        // crate's workflow rules (FORMAT §D.2); only the syntax check needs the engine.
         if let Some(d) = syntax_diagnostic(&path, &text, true) {
             out.push(related(d));
         }
