@@ -17,6 +17,9 @@
 //!
 //! YAML becomes JSON through `wfx_schemas::yaml::parse(text).documents[0].to_json()`.
 
+// Helpers outside `#[test]` functions read the corpus and panic loudly on a bad one.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -347,4 +350,121 @@ fn schema_and_rust_validator_agree() {
         samples.len(),
         disagreements.join("\n")
     );
+}
+
+/// Validates `value` against one sub-schema of `kind`'s schema, named by a JSON pointer.
+fn sub_schema_accepts(kind: Kind, pointer: &str, value: &Value) -> bool {
+    let schema = schema_json(kind);
+    let root = serde_json::json!({
+        "$schema": DRAFT_2020_12,
+        "$defs": schema["$defs"],
+        "properties": schema["properties"],
+        "$ref": format!("#{pointer}"),
+    });
+    jsonschema::draft202012::new(&root).unwrap().is_valid(value)
+}
+
+/// The hand-written patterns against the grammars of FORMAT §A.3, §A.5, §A.6, §B.1, §B.8.
+#[test]
+fn patterns_follow_the_format_grammars() {
+    use serde_json::json;
+    let table: &[(Kind, &str, &[&str], &[&str])] = &[
+        (
+            Kind::Case,
+            "/properties/title",
+            &["Refund approved", "  padded  ", "one line\n", "\n label \n"],
+            &["", "   ", "two\nlines", "a\n\nb"],
+        ),
+        (
+            Kind::Case,
+            "/properties/description",
+            &["x", " x ", "a\nb"],
+            &["", " \n\t"],
+        ),
+        (
+            Kind::Case,
+            "/$defs/workspaceEntry",
+            &[
+                "fixtures/a.json",
+                "./a.json",
+                "sub/./a",
+                "...",
+                "a/.../b",
+                "a..b",
+            ],
+            &["", ".", "./", "/abs", "../up", "a/../b", "a/..", "//"],
+        ),
+        (
+            Kind::Case,
+            "/$defs/variableName",
+            &["order_id", "a", "a1_"],
+            &["", "Order", "1a", "_a", "order-id"],
+        ),
+        (
+            Kind::Workflow,
+            "/$defs/mountName",
+            &["catalogs", "catalogs/eu", "a.b", "..x"],
+            &[
+                "", " a", "a ", "/a", "a/", "a//b", "./a", "a/.", "a/../b", "..", "a*", "a?",
+                "[a]", "{a}",
+            ],
+        ),
+        (
+            Kind::Workflow,
+            "/$defs/sessionPath",
+            &[
+                "conversation_id",
+                "triggers.-1.conversationId",
+                " a.b ",
+                "a. .b",
+            ],
+            &[
+                "", " ", "a.", "a..b", ".a", "A", "1a", "${{a}}", "a.${{b}}", "a. ",
+            ],
+        ),
+        (
+            Kind::Workflow,
+            "/$defs/slug",
+            &["a", "order-lookup", "a1-b2"],
+            &["", "A", "a--b", "-a", "a-", "a_b"],
+        ),
+        (
+            Kind::Workflow,
+            "/$defs/afterHook/oneOf/0/properties/script",
+            &["hooks/a.js", "hooks/sub/b.mjs", "hooks/.x.js"],
+            &[
+                "hooks/a.ts",
+                "scripts/a.js",
+                "hooks//a.js",
+                "hooks/../a.js",
+                "hooks/a/../b.js",
+                "/hooks/a.js",
+                "hooks/",
+            ],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (kind, pointer, good, bad) in table {
+        for s in *good {
+            let v = if *pointer == "/$defs/workspaceEntry" {
+                json!({ "from": s })
+            } else {
+                json!(s)
+            };
+            if !sub_schema_accepts(*kind, pointer, &v) {
+                wrong.push(format!("{kind:?} {pointer} rejects {s:?}"));
+            }
+        }
+        for s in *bad {
+            let v = if *pointer == "/$defs/workspaceEntry" {
+                json!({ "from": s })
+            } else {
+                json!(s)
+            };
+            if sub_schema_accepts(*kind, pointer, &v) {
+                wrong.push(format!("{kind:?} {pointer} accepts {s:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
