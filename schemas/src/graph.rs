@@ -266,7 +266,7 @@ impl Graph {
             let label = e.label.as_deref().map(|l| truncate(l, 40)).map(|l| format!(", label=\"{}\"", escape_dot(&l))).unwrap_or_default();
             let lit = path.is_some_and(|p| p.lit_edge(&e.source, &e.target));
             let color = if lit { ", color=\"blue\", penwidth=3" } else { "" };
-            let _ = writeln!(out, "    \"{}\" -> \"{}\" [{}{style}{label}{color}];", escape_dot(&e.source), escape_dot(&e.target), "arrowhead=normal");
+            let _ = writeln!(out, "    \"{}\" -> \"{}\" [arrowhead=normal{style}{label}{color}];", escape_dot(&e.source), escape_dot(&e.target));
         }
         out.push_str("}\n");
         out

@@ -2,6 +2,8 @@
 //! dependency direction (the format crate and the runner never pull in LSP, async or CLI
 //! crates), and no LSP types in the pure IDE layer.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
