@@ -3,3 +3,4 @@
 //! `Clock`.
 
 pub mod cli;
+pub mod sandbox;
