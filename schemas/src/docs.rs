@@ -1289,6 +1289,12 @@ fn pattern(doc: &KeyDoc) -> Vec<&'static str> {
     doc.path.split('.').collect()
 }
 
+/// True when the dotted `pattern` (see the module docs) matches the whole `path`.
+pub fn path_matches(pattern: &str, path: &[&str]) -> bool {
+    let pat: Vec<&str> = pattern.split('.').collect();
+    matches(&pat, path)
+}
+
 /// The documentation of the key at `path` in a `file` document: `path` is the key's full
 /// path with `-` for list items, e.g. `["steps", "-", "decide", "to"]`.
 pub fn lookup(file: DocFile, path: &[&str]) -> Option<&'static KeyDoc> {
