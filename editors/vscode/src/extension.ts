@@ -16,18 +16,11 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { parseRunnerOutput } from './cases';
+import { DOCUMENT_SELECTOR, WATCH_GLOB } from './selector';
 import { backoffMs, isFailure, ResolvedServer, resolveServer } from './server';
 import { CaseTests } from './testing';
 import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
 
-/** The files the server is for, and nothing else. */
-export const DOCUMENT_SELECTOR: { scheme: string; language: string; pattern: string }[] = [
-  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/workflow.yaml' },
-  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.test.yaml' },
-  { scheme: 'file', language: 'yaml', pattern: '**/*.test.yml' },
-  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.agent.yaml' },
-];
-const WATCH_GLOB = '**/workflows/*/{workflow.yaml,tests/**/*.test.yaml,tests/**/*.test.yml,tests/**/*.agent.yaml}';
 const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases'];
 const CRASH_WINDOW_MS = 3 * 60 * 1000;
 const MAX_CRASHES = 5;
@@ -44,6 +37,8 @@ const registeredFallbacks = new Set<string>();
 /** What the extension exports, for its integration tests. */
 export interface WfxApi {
   client(): LanguageClient | undefined;
+  /** the extension's own log lines (not the server's), newest last */
+  recentLog(): string[];
   ready(): Promise<void>;
   testing: CaseTests;
 }
@@ -201,11 +196,25 @@ async function restart(): Promise<void> {
   await start();
 }
 
+const memory: string[] = [];
+/** Keeps the last 200 lines the extension itself logs, for the integration tests' failure reports. */
+function withMemory(ch: vscode.LogOutputChannel): vscode.LogOutputChannel {
+  for (const level of ['trace', 'debug', 'info', 'warn', 'error'] as const) {
+    const orig = ch[level].bind(ch) as (m: string | Error, ...a: unknown[]) => void;
+    (ch as unknown as Record<string, unknown>)[level] = (m: string | Error, ...a: unknown[]) => {
+      memory.push(`${level}: ${m instanceof Error ? m.message : m}`);
+      if (memory.length > 200) memory.shift();
+      orig(m, ...a);
+    };
+  }
+  return ch;
+}
+
 const isOurs = (doc: vscode.TextDocument) => vscode.languages.match(DOCUMENT_SELECTOR, doc) > 0;
 
 export async function activate(context: vscode.ExtensionContext): Promise<WfxApi> {
   ctx = context;
-  log = vscode.window.createOutputChannel('wfx', { log: true });
+  log = withMemory(vscode.window.createOutputChannel('wfx', { log: true }));
   context.subscriptions.push(log);
   log.info(`wfx ${context.extension.packageJSON.version} on VS Code ${vscode.version}; trusted: ${vscode.workspace.isTrusted}`);
 
@@ -252,6 +261,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
 
   return {
     client: () => client,
+    recentLog: () => [...memory],
     ready: async () => {
       await starting;
     },
