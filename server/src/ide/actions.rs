@@ -141,7 +141,7 @@ fn unknown_symbol(
     code_at: &dyn Fn(TextRange) -> Option<String>,
     out: &mut Vec<CodeAction>,
 ) {
-    let Some(wf) = &an.workflow else { return };
+    let Some(wf) = an.workflow() else { return };
     let Some(loc) = locate(root, range.start) else {
         return;
     };
@@ -340,7 +340,7 @@ fn grade_without_judge(
     range: TextRange,
     out: &mut Vec<CodeAction>,
 ) {
-    let Some(wf) = &an.workflow else { return };
+    let Some(wf) = an.workflow() else { return };
     if wf.has_judge {
         return;
     }
@@ -359,7 +359,7 @@ fn grade_without_judge(
     if !grade_here {
         return;
     }
-    let Some(edit) = judge_edit(&an.workflow_text) else {
+    let Some(edit) = judge_edit(an.workflow_text()) else {
         return;
     };
     out.push(CodeAction {

@@ -3,6 +3,8 @@
 //! lookups at an offset, the states and triggers a position names, and the workflow's
 //! vocabulary (tool names, variable names, files). No LSP types; byte offsets only.
 
+use std::cell::OnceCell;
+
 use wfx_schemas::check::load_workflow;
 use wfx_schemas::files::{FileAccess, join, walk};
 use wfx_schemas::model::case::Case;
@@ -78,11 +80,13 @@ pub(crate) struct Analysis<'a> {
     pub text: &'a str,
     pub kind: DocKind,
     pub dir: WorkflowDir,
-    pub parsed: Parsed,
-    /// The workflow model (from the buffer for `workflow.yaml`, else from `fs`).
-    pub workflow: Option<Workflow>,
-    /// The workflow.yaml text the model was built from.
-    pub workflow_text: String,
+    /// The buffer's parse, made on first use.
+    parsed: OnceCell<Parsed>,
+    /// The workflow model (from the buffer for `workflow.yaml`, else from `fs`) and the
+    /// text it was built from, loaded on first use.
+    wf: OnceCell<(Option<Workflow>, String)>,
+    /// The case model, built on first use.
+    case: OnceCell<Option<Case>>,
 }
 
 impl<'a> Analysis<'a> {
@@ -94,48 +98,71 @@ impl<'a> Analysis<'a> {
             FileKind::Workflow(dir) => (DocKind::Workflow, dir),
             _ => return None,
         };
-        let parsed = yaml::parse(text);
-        let (workflow, workflow_text) = match kind {
-            DocKind::Workflow => {
-                let wf = parsed
-                    .documents
-                    .first()
-                    .filter(|r| r.as_map().is_some() && !parsed.has_syntax_error())
-                    .map(Workflow::from_node);
-                // A broken buffer: fall back to the file as last read (the overlay's or the disk's).
-                let wf = wf.or_else(|| load_workflow(fs, &dir).and_then(|w| w.model));
-                (wf, text.to_owned())
-            }
-            DocKind::Case => match load_workflow(fs, &dir) {
-                Some(info) => (info.model, info.text),
-                None => (None, String::new()),
-            },
-        };
         Some(Self {
             fs,
             path,
             text,
             kind,
             dir,
-            parsed,
-            workflow,
-            workflow_text,
+            parsed: OnceCell::new(),
+            wf: OnceCell::new(),
+            case: OnceCell::new(),
         })
+    }
+
+    /// The buffer's parse (parsed once per request).
+    pub fn parsed(&self) -> &Parsed {
+        self.parsed.get_or_init(|| yaml::parse(self.text))
+    }
+
+    fn wf(&self) -> &(Option<Workflow>, String) {
+        self.wf.get_or_init(|| match self.kind {
+            DocKind::Workflow => {
+                let parsed = self.parsed();
+                let wf = parsed
+                    .documents
+                    .first()
+                    .filter(|r| r.as_map().is_some() && !parsed.has_syntax_error())
+                    .map(Workflow::from_node);
+                // A broken buffer: fall back to the file as last read (the overlay's or the disk's).
+                let wf = wf.or_else(|| load_workflow(self.fs, &self.dir).and_then(|w| w.model));
+                (wf, self.text.to_owned())
+            }
+            DocKind::Case => match load_workflow(self.fs, &self.dir) {
+                Some(info) => (info.model, info.text),
+                None => (None, String::new()),
+            },
+        })
+    }
+
+    /// The workflow model, if `workflow.yaml` exists and parses.
+    pub fn workflow(&self) -> Option<&Workflow> {
+        self.wf().0.as_ref()
+    }
+
+    /// The `workflow.yaml` text the model was built from.
+    pub fn workflow_text(&self) -> &str {
+        &self.wf().1
     }
 
     /// The document root when the text parsed without a syntax error.
     pub fn root(&self) -> Option<&Node> {
-        if self.parsed.has_syntax_error() {
+        let parsed = self.parsed();
+        if parsed.has_syntax_error() {
             return None;
         }
-        self.parsed.documents.first()
+        parsed.documents.first()
     }
 
     /// The case model when the document is a case that parsed.
-    pub fn case(&self) -> Option<Case> {
-        (self.kind == DocKind::Case)
-            .then(|| self.root().map(Case::from_node))
-            .flatten()
+    pub fn case(&self) -> Option<&Case> {
+        self.case
+            .get_or_init(|| {
+                (self.kind == DocKind::Case)
+                    .then(|| self.root().map(Case::from_node))
+                    .flatten()
+            })
+            .as_ref()
     }
 
     /// The workflow's spec path.
@@ -145,8 +172,7 @@ impl<'a> Analysis<'a> {
 
     /// True when `slug` is a human state.
     pub fn is_human(&self, slug: &str) -> bool {
-        self.workflow
-            .as_ref()
+        self.workflow()
             .and_then(|w| w.state(slug))
             .is_some_and(|s| s.kind == StateType::Human)
     }
@@ -160,7 +186,7 @@ impl<'a> Analysis<'a> {
                 out.push((name, why));
             }
         };
-        if let Some(wf) = &self.workflow {
+        if let Some(wf) = self.workflow() {
             for e in wf.tools_allow_always.iter().chain(&wf.tools_forbid_always) {
                 push(e.tool.value.clone(), "named by the workflow");
             }
@@ -193,7 +219,7 @@ impl<'a> Analysis<'a> {
                 out.push((name.to_owned(), why));
             }
         };
-        if let Some(wf) = &self.workflow {
+        if let Some(wf) = self.workflow() {
             for s in &wf.states {
                 for r in &s.requires {
                     push(&r.value, "required by a state");
@@ -214,7 +240,7 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
-        for name in references(&self.workflow_text) {
+        for name in references(self.workflow_text()) {
             push(&name, "referenced as ${{…}}");
         }
         if let Some(case) = self.case() {
@@ -634,4 +660,35 @@ pub(crate) fn line_start(text: &str, offset: u32) -> u32 {
     text.get(..offset as usize)
         .and_then(|h| h.rfind('\n'))
         .map_or(0, |p| u32::try_from(p + 1).unwrap_or(0))
+}
+
+/// State slugs read from the lines of a `workflow.yaml` that does not parse: the keys at
+/// the first child indentation under a column-0 `states:` line, in order.
+pub(crate) fn line_states(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut child: Option<usize> = None;
+    for line in text.lines() {
+        let body = line.trim_end();
+        let trimmed = body.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = body.len() - trimmed.len();
+        if indent == 0 {
+            inside = trimmed.starts_with("states:");
+            continue;
+        }
+        if !inside || child.is_some_and(|c| indent != c) {
+            continue;
+        }
+        child = Some(indent);
+        if let Some((key, _)) = trimmed.split_once(':') {
+            let key = key.trim().trim_matches(['"', '\'']);
+            if !key.is_empty() && !key.contains(' ') {
+                out.push(key.to_owned());
+            }
+        }
+    }
+    out
 }

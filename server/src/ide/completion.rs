@@ -168,7 +168,15 @@ fn workflow_keys(segs: &[&str], out: &mut Out<'_>) {
 }
 
 fn states(an: &Analysis<'_>, out: &mut Out<'_>) {
-    let Some(wf) = &an.workflow else { return };
+    let Some(wf) = an.workflow() else {
+        // A broken workflow.yaml and no good copy: read the slugs off its lines.
+        if an.kind == DocKind::Workflow {
+            for s in super::analysis::line_states(an.text) {
+                out.push(&s, CompletionKind::State, None, None);
+            }
+        }
+        return;
+    };
     for s in &wf.states {
         let mut doc = String::new();
         if let Some(sum) = &s.summary {
@@ -192,7 +200,7 @@ fn states(an: &Analysis<'_>, out: &mut Out<'_>) {
 
 fn triggers(an: &Analysis<'_>, with_manual: bool, out: &mut Out<'_>) {
     let mut seen_manual = false;
-    if let Some(wf) = &an.workflow {
+    if let Some(wf) = an.workflow() {
         for t in wf.triggers() {
             if out.items.iter().any(|i| i.label == t.id.value) {
                 continue;
@@ -231,13 +239,17 @@ fn steps_above(an: &Analysis<'_>, offset: u32) -> Vec<StepForm> {
         .as_ref()
         .and_then(|c| c.item_lines.first().copied())
         .unwrap_or_else(|| line_start(an.text, offset));
+    let owned;
     let case = match an.case() {
         Some(c) => c,
         None => {
             let head = an.text.get(..item_line as usize).unwrap_or("");
             let parsed = yaml::parse(head);
             match parsed.documents.first() {
-                Some(root) if !parsed.has_syntax_error() => Case::from_node(root),
+                Some(root) if !parsed.has_syntax_error() => {
+                    owned = Case::from_node(root);
+                    &owned
+                }
                 _ => return Vec::new(),
             }
         }
@@ -253,7 +265,7 @@ fn steps_above(an: &Analysis<'_>, offset: u32) -> Vec<StepForm> {
 /// pin it (`parked: {state: X}`, or the last `reachedState` naming a human state since the
 /// last decision).
 fn decide_targets(an: &Analysis<'_>, offset: u32, out: &mut Out<'_>) {
-    let Some(wf) = &an.workflow else { return };
+    let Some(wf) = an.workflow() else { return };
     let mut pinned: Option<String> = None;
     for f in steps_above(an, offset) {
         match f {

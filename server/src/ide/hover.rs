@@ -107,7 +107,7 @@ pub(crate) fn hover(an: &Analysis<'_>, offset: u32) -> Option<Hover> {
 }
 
 fn symbol_card(an: &Analysis<'_>, sym: &Sym) -> Option<String> {
-    let wf = an.workflow.as_ref()?;
+    let wf = an.workflow()?;
     match sym {
         Sym::State(s) => wf.state(s).map(state_card),
         Sym::Trigger(id) => Some(trigger_card(wf, id)),

@@ -25,7 +25,7 @@ fn symbol(an: &Analysis<'_>, offset: u32) -> Option<(Sym, TextRange)> {
 
 /// The declaration of a symbol in the workflow.
 fn declaration(an: &Analysis<'_>, sym: &Sym) -> Option<Location> {
-    let wf = an.workflow.as_ref()?;
+    let wf = an.workflow()?;
     let range = match sym {
         Sym::State(s) => wf.state(s)?.slug.range,
         Sym::Trigger(id) => wf.trigger(id)?.id.range,
@@ -205,7 +205,7 @@ pub(crate) fn rename(
     new_name: &str,
 ) -> Result<Vec<TextEdit>, String> {
     let (sym, _) = prepare(an, offset)?;
-    let wf = an.workflow.as_ref().ok_or("workflow.yaml does not parse")?;
+    let wf = an.workflow().ok_or("workflow.yaml does not parse")?;
     match &sym {
         Sym::State(_) => {
             if !is_slug(new_name) {

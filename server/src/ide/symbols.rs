@@ -28,7 +28,7 @@ pub(crate) fn decided_state(
     index: usize,
     to: &str,
 ) -> Option<String> {
-    let wf = an.workflow.as_ref()?;
+    let wf = an.workflow()?;
     let mut pinned: Option<String> = None;
     for s in case.steps.iter().take(index) {
         match s.form() {
@@ -74,10 +74,10 @@ pub(crate) fn inlay_hints(an: &Analysis<'_>, range: TextRange) -> Vec<InlayHint>
         let Some(StepForm::Decide { to, .. }) = step.form() else {
             continue;
         };
-        let Some(from) = decided_state(an, &case, step.index, &to.value) else {
+        let Some(from) = decided_state(an, case, step.index, &to.value) else {
             continue;
         };
-        let Some(st) = an.workflow.as_ref().and_then(|w| w.state(&from)) else {
+        let Some(st) = an.workflow().and_then(|w| w.state(&from)) else {
             continue;
         };
         let Some(t) = st.transitions.iter().find(|t| t.to.value == to.value) else {

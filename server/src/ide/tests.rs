@@ -600,6 +600,19 @@ fn workflow_yaml_completion() {
     );
 }
 
+#[test]
+fn state_completion_in_a_broken_workflow_yaml() {
+    check_completion(
+        "#- workflows/w/workflow.yaml\nstates:\n  a:\n    transitions:\n      - to: $0\n  b:\n    title: [B\n  c: {}\n",
+        expect![[r#"
+            replace ""
+            a [State]
+            b [State]
+            c [State]
+        "#]],
+    );
+}
+
 // ---- hover ----
 
 #[test]
@@ -1276,4 +1289,76 @@ fn fill_from_a_session_into_a_case_without_trigger_or_steps() {
     "#]]
     .assert_eq(&new);
     assert!(wfx_schemas::yaml::parse(&new).issues.is_empty());
+}
+
+// ---- the example workspace ----
+
+/// The example corpus (tests/corpus/customer-support) as an in-memory workspace.
+fn corpus() -> MemFiles {
+    fn walk(dir: &std::path::Path, base: &std::path::Path, files: &mut MemFiles) {
+        for e in std::fs::read_dir(dir).expect("corpus folder").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, base, files);
+            } else {
+                let rel = p
+                    .strip_prefix(base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                files.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let base =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/customer-support");
+    let mut files = MemFiles::new();
+    walk(&base, &base, &mut files);
+    assert!(files.paths().count() > 15, "the corpus is missing or empty");
+    files
+}
+
+#[test]
+fn corpus_decide_completion_hover_and_rename() {
+    let fs = corpus();
+    let path = "workflows/order-lookup/tests/refund-approved.test.yaml";
+    let text = String::from_utf8(wfx_schemas::files::FileAccess::read(&fs, path).unwrap()).unwrap();
+    // Completion right after `to: ` of the decide step: the parked refund-review's edges.
+    let at = text.find("to: refund-closed").unwrap() as u32 + 4;
+    let labels: Vec<String> = completion(&fs, path, &text, at)
+        .into_iter()
+        .map(|i| format!("{} {:?}", i.label, i.detail))
+        .collect();
+    expect![[r#"
+        [
+            "refund-closed Some(\"approve from refund-review\")",
+            "refund-request Some(\"refine from refund-review\")",
+        ]
+    "#]]
+    .assert_debug_eq(&labels);
+    let at = text.find("reachedState: refund-review").unwrap() as u32 + 16;
+    let h = hover(&fs, path, &text, at).unwrap();
+    assert!(
+        h.markdown.starts_with("**state `refund-review`** (human)"),
+        "{}",
+        h.markdown
+    );
+    let edits = rename(&fs, path, &text, at, "refund-approval").unwrap();
+    let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in &edits {
+        *per_file.entry(e.file.as_str()).or_default() += 1;
+    }
+    expect![[r#"
+        {
+            "workflows/order-lookup/tests/refund-approved.test.yaml": 1,
+            "workflows/order-lookup/tests/refund-decision-continues.test.yaml": 1,
+            "workflows/order-lookup/tests/refund-denied.test.yaml": 1,
+            "workflows/order-lookup/tests/refund-rejection.test.yaml": 1,
+            "workflows/order-lookup/workflow.yaml": 2,
+        }
+    "#]]
+    .assert_debug_eq(&per_file);
+    let hints = inlay_hints(&fs, path, &text, TextRange::new(0, text.len() as u32));
+    let labels: Vec<&str> = hints.iter().map(|h| h.label.as_str()).collect();
+    assert_eq!(labels, ["34/60", "179/200", "approve"]);
 }
