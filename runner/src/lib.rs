@@ -6,10 +6,14 @@
 pub mod agent;
 pub mod cli;
 pub mod clock;
+pub mod disk;
 pub mod glob;
 pub mod governance;
 pub mod grade;
+pub mod interpret;
 pub mod matching;
+pub mod report;
 pub mod script_host;
 pub mod session_fs;
 pub mod sim;
+pub mod suite;

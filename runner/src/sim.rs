@@ -1504,6 +1504,14 @@ impl<'w, 'h> Simulator<'w, 'h> {
         Ok(())
     }
 
+    /// The judge, for `grade` assertions.
+    pub fn judge(&mut self) -> Option<&mut dyn Judge> {
+        match &mut self.judge {
+            Some(j) => Some(&mut **j),
+            None => None,
+        }
+    }
+
     /// The view after the last action.
     pub fn view(&self) -> SessionView {
         self.session.view()
