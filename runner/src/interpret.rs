@@ -585,6 +585,9 @@ fn drive<'h>(env: &CaseEnv<'_>, path: &str, case: &Case, agent: &'h mut dyn Agen
         }
     }
     *flow = render_flow(&sim.flow, sim.session.status, sim.session.raised.as_ref().map(|r| r.code.as_str()));
+    if result.is_err() {
+        flow.push_str(" ✖");
+    }
     result
 }
 
