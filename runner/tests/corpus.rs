@@ -135,3 +135,15 @@ fn two_runs_produce_the_same_bytes() {
     };
     assert_eq!(run(&opts), run(&opts));
 }
+
+#[test]
+fn the_example_agent_scripts_check_clean() {
+    let fs = wfx_runner::disk::DiskFiles::new(corpus());
+    let dir = wfx_schemas::workspace::WorkflowDir { root: String::new(), slug: "order-lookup".into() };
+    let scripts = wfx_schemas::workspace::discover_agent_scripts(&fs, &dir);
+    assert_eq!(scripts.len(), 9);
+    for s in scripts {
+        let diags = wfx_schemas::check::check_file(&fs, &s);
+        assert!(diags.is_empty(), "{s}: {diags:?}");
+    }
+}
