@@ -213,11 +213,10 @@ pub fn resolve_target(fs: &dyn FileAccess, path: &str) -> Option<Target> {
     if entries.iter().any(|e| e.is_dir && e.name == "workflows") {
         return Some(Target::Workspace(path.to_owned()));
     }
-    if entries.iter().any(|e| !e.is_dir && e.name == "workflow.yaml") {
-        if let FileKind::Workflow(dir) = workspace::classify(&join(path, "workflow.yaml")) {
+    if entries.iter().any(|e| !e.is_dir && e.name == "workflow.yaml")
+        && let FileKind::Workflow(dir) = workspace::classify(&join(path, "workflow.yaml")) {
             return Some(Target::Workflow(dir));
         }
-    }
     Some(Target::Folder(path.to_owned()))
 }
 

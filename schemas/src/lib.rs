@@ -8,6 +8,7 @@
 pub mod check;
 pub mod diagnostics;
 pub mod files;
+pub mod graph;
 pub mod jsregex;
 pub mod model;
 pub mod rules;

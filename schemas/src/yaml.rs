@@ -362,6 +362,12 @@ pub fn parse(text: &str) -> Parsed {
                 push_node(&mut stack, &mut doc_root, node, &mut out.issues);
             }
             Event::Scalar(value, style, anchor, tag) => {
+                // In flow context saphyr ends a quoted scalar's span after the whitespace
+                // that follows it (`{ a: "q" }`); a quoted scalar ends at its closing quote.
+                let range = match style {
+                    SaphyrStyle::DoubleQuoted | SaphyrStyle::SingleQuoted => trim_end_ws(text, range),
+                    _ => range,
+                };
                 let node = Node::new(resolve_scalar(&value, style, tag.as_deref()), range);
                 last_end = last_end.max(range.end);
                 if anchor > 0 {
@@ -409,8 +415,14 @@ pub fn parse(text: &str) -> Parsed {
                     }
                 };
                 // Flow collections end at their closing bracket; block ones at their last child.
-                let closing = text.get(range.as_usize()).is_some_and(|s| s == "]" || s == "}");
-                let end = if closing { range.end } else { child_end.unwrap_or(range.start).max(start) };
+                // saphyr's end span may run on over following whitespace (`{ b: [x] }`).
+                let closing = trim_end_ws(text, range);
+                let closing_text = text.get(closing.as_usize());
+                let end = if closing_text.is_some_and(|s| s == "]" || s == "}") {
+                    closing.end
+                } else {
+                    child_end.unwrap_or(range.start).max(start)
+                };
                 let node = Node::new(value, TextRange::new(start, end));
                 last_end = last_end.max(end);
                 if anchor > 0 {
@@ -421,6 +433,17 @@ pub fn parse(text: &str) -> Parsed {
         }
     }
     out
+}
+
+/// `range` without trailing whitespace (never shorter than empty).
+fn trim_end_ws(text: &str, range: TextRange) -> TextRange {
+    match text.get(range.as_usize()) {
+        Some(s) => {
+            let cut = s.len() - s.trim_end().len();
+            TextRange::new(range.start, range.end.saturating_sub(u32::try_from(cut).unwrap_or(0)).max(range.start))
+        }
+        None => range,
+    }
 }
 
 fn next_char_end(text: &str, at: u32) -> u32 {
@@ -461,8 +484,8 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &
                         message: "a mapping key must be a scalar, not a list or a mapping".into(),
                         related: None,
                     });
-                } else if let Some(text) = node.scalar_text() {
-                    if let Some(first) = entries.iter().find(|e| e.key.scalar_text().as_deref() == Some(&*text)) {
+                } else if let Some(text) = node.scalar_text()
+                    && let Some(first) = entries.iter().find(|e| e.key.scalar_text().as_deref() == Some(&*text)) {
                         issues.push(YamlIssue {
                             kind: YamlIssueKind::DuplicateKey,
                             range: node.range,
@@ -470,7 +493,6 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &
                             related: Some(first.key.range),
                         });
                     }
-                }
                 *pending_key = Some(node);
             }
             Some(key) => entries.push(Entry { key, value: node }),
@@ -487,8 +509,8 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>) -> Value {
         SaphyrStyle::Literal => ScalarStyle::Literal,
         SaphyrStyle::Folded => ScalarStyle::Folded,
     };
-    if let Some(tag) = tag {
-        if tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!" {
+    if let Some(tag) = tag
+        && (tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!") {
             match tag.suffix.as_str() {
                 "str" => return Value::Str(value.to_owned(), our_style),
                 "null" => return Value::Null,
@@ -496,7 +518,6 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>) -> Value {
                 _ => {}
             }
         }
-    }
     if our_style != ScalarStyle::Plain {
         return Value::Str(value.to_owned(), our_style);
     }
@@ -513,16 +534,14 @@ fn resolve_plain(v: &str, style: ScalarStyle) -> Value {
         ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
         _ => {}
     }
-    if let Some(hex) = v.strip_prefix("0x") {
-        if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if let Some(hex) = v.strip_prefix("0x")
+        && !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return int_or_float(i64::from_str_radix(hex, 16).ok(), v);
         }
-    }
-    if let Some(oct) = v.strip_prefix("0o") {
-        if !oct.is_empty() && oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+    if let Some(oct) = v.strip_prefix("0o")
+        && !oct.is_empty() && oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
             return int_or_float(i64::from_str_radix(oct, 8).ok(), v);
         }
-    }
     let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         return match v.parse::<i64>() {
@@ -530,11 +549,10 @@ fn resolve_plain(v: &str, style: ScalarStyle) -> Value {
             Err(_) => v.parse::<f64>().map_or(Value::Str(v.to_owned(), style), Value::Float),
         };
     }
-    if is_core_float(digits) {
-        if let Ok(f) = v.parse::<f64>() {
+    if is_core_float(digits)
+        && let Ok(f) = v.parse::<f64>() {
             return Value::Float(f);
         }
-    }
     Value::Str(v.to_owned(), style)
 }
 
@@ -580,6 +598,20 @@ mod tests {
 
     fn slice(text: &str, r: TextRange) -> &str {
         &text[r.as_usize()]
+    }
+
+    #[test]
+    fn flow_ranges_stop_at_closing_quotes_and_brackets() {
+        let t = "a: { b: [x], c: \"q\" , d: 'r' }\nz: { e: [y] , f: {g: h} }\n";
+        let p = parse(t);
+        let root = &p.documents[0];
+        let a = root.get_value("a").unwrap();
+        assert_eq!(slice(t, a.get_value("c").unwrap().range), "\"q\"");
+        assert_eq!(slice(t, a.get_value("d").unwrap().range), "'r'");
+        let z = root.get_value("z").unwrap();
+        assert_eq!(slice(t, z.get_value("e").unwrap().range), "[y]");
+        assert_eq!(slice(t, z.get_value("f").unwrap().range), "{g: h}");
+        assert_eq!(slice(t, z.range), "{ e: [y] , f: {g: h} }");
     }
 
     #[test]

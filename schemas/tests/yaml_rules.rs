@@ -1,5 +1,7 @@
 //! Fixture tests for the stream-level rules (WFX0xx, FORMAT §A.0, §B.0).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 use common::check_file_diagnostics;
 
@@ -7,6 +9,11 @@ use common::check_file_diagnostics;
 fn duplicate_key_sits_on_the_second_key() {
     check_file_diagnostics(
         r#"
+#- workflows/w/workflow.yaml
+states:
+  a:
+    triggers:
+      manual:
 #- workflows/w/tests/a.test.yaml
 title: a
 description: b

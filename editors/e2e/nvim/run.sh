@@ -16,7 +16,7 @@ export XDG_CONFIG_HOME=$X/config XDG_DATA_HOME=$X/data XDG_STATE_HOME=$X/state X
        XDG_RUNTIME_DIR=$X/run TMPDIR=$E2E_SCRATCH/tmp
 NVIM=${NVIM:-}
 [ -z "$NVIM" ] && { [ -x "$E2E_TOOLS/venv/bin/nvim" ] && NVIM=$E2E_TOOLS/venv/bin/nvim || NVIM=nvim; }
-export NVIM_PKG_DIR=$REPO/editors/nvim
+export NVIM_PKG_DIR=${NVIM_PKG_DIR:-$REPO/editors/nvim}
 
 # --clean keeps filetype detection and bundled plugins but skips user config; --cmd runs before plugins load,
 # so editors/nvim/plugin/*.lua is sourced like an installed plugin

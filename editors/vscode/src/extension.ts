@@ -44,6 +44,8 @@ const registeredFallbacks = new Set<string>();
 /** What the extension exports, for its integration tests. */
 export interface WfxApi {
   client(): LanguageClient | undefined;
+  /** the extension's own log lines (not the server's), newest last */
+  recentLog(): string[];
   ready(): Promise<void>;
   testing: CaseTests;
 }
@@ -201,11 +203,25 @@ async function restart(): Promise<void> {
   await start();
 }
 
+const memory: string[] = [];
+/** Keeps the last 200 lines the extension itself logs, for the integration tests' failure reports. */
+function withMemory(ch: vscode.LogOutputChannel): vscode.LogOutputChannel {
+  for (const level of ['trace', 'debug', 'info', 'warn', 'error'] as const) {
+    const orig = ch[level].bind(ch) as (m: string | Error, ...a: unknown[]) => void;
+    (ch as unknown as Record<string, unknown>)[level] = (m: string | Error, ...a: unknown[]) => {
+      memory.push(`${level}: ${m instanceof Error ? m.message : m}`);
+      if (memory.length > 200) memory.shift();
+      orig(m, ...a);
+    };
+  }
+  return ch;
+}
+
 const isOurs = (doc: vscode.TextDocument) => vscode.languages.match(DOCUMENT_SELECTOR, doc) > 0;
 
 export async function activate(context: vscode.ExtensionContext): Promise<WfxApi> {
   ctx = context;
-  log = vscode.window.createOutputChannel('wfx', { log: true });
+  log = withMemory(vscode.window.createOutputChannel('wfx', { log: true }));
   context.subscriptions.push(log);
   log.info(`wfx ${context.extension.packageJSON.version} on VS Code ${vscode.version}; trusted: ${vscode.workspace.isTrusted}`);
 
@@ -252,6 +268,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
 
   return {
     client: () => client,
+    recentLog: () => [...memory],
     ready: async () => {
       await starting;
     },

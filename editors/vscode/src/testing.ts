@@ -1,5 +1,5 @@
 // Test Explorer integration: one item per workflow, one per case file, one per step of the case.
-// Runs go through `wfx-lsp test <workflow dir> [filter] --json` and are mapped back onto the items.
+// Runs go through `wfx-lsp test <workflow dir> [filter] --json [--skip-grades]` and are mapped back onto the items.
 // No run profile exists in an untrusted workspace (running a case executes the runner).
 import { spawn } from 'child_process';
 import * as vscode from 'vscode';
@@ -115,7 +115,9 @@ export class CaseTests implements vscode.Disposable {
     const title = /^title\s*:\s*(.+?)\s*$/m.exec(text)?.[1]?.replace(/^(["'])(.*)\1$/, '$2');
     item.label = title && !/^[>|]/.test(title) ? title : loc.caseId;
     item.description = loc.caseId;
-    item.range = new vscode.Range(0, 0, 0, 0);
+    // the gutter's run button sits on the `title:` line (else the first line)
+    const titleLine = Math.max(0, text.split(/\r\n|\r|\n/).findIndex((l) => /^title\s*:/.test(l)));
+    item.range = new vscode.Range(titleLine, 0, titleLine, 0);
     const steps = parseSteps(text).map((s) => {
       const child = this.ctrl.createTestItem(`${uri.toString()}#${s.index}`, `${s.index + 1}. ${s.key}${s.summary ? ': ' + s.summary : ''}`, uri);
       child.range = new vscode.Range(s.line, s.column, s.line, s.column + s.key.length);
@@ -206,7 +208,8 @@ export class CaseTests implements vscode.Disposable {
       }
     };
     if (!command) return fail('wfx-lsp was not found: set wfx.server.path or put wfx-lsp on PATH');
-    const args = ['test', loc.workflowDir, ...(filter ? [filter] : []), '--json'];
+    const skipGrades = vscode.workspace.getConfiguration('wfx', this.data.get(cases[0])!.uri).get<boolean>('runner.skipGrades', true);
+    const args = ['test', loc.workflowDir, ...(filter ? [filter] : []), '--json', ...(skipGrades ? ['--skip-grades'] : [])];
     run.appendOutput(`$ ${command} ${args.join(' ')}\r\n`);
     this.log.info(`run: ${command} ${args.join(' ')} (cwd ${loc.root})`);
     const t0 = Date.now();

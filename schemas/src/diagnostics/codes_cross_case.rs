@@ -1,8 +1,101 @@
-//! Registry of `WFX3xx (301-339)`: cross-file case rules (FORMAT §B.8, §B.10, our own case ↔ workflow checks). Only declarations live here.
+//! Registry of `WFX3xx (301-339)`: cross-file case rules (FORMAT §B.8, §B.10, and our own
+//! case ↔ workflow checks, marked `wfx`). Only declarations live here; the checks are in
+//! `rules::case_cross`.
 
-#[allow(unused_imports)]
 use crate::code;
 use crate::diagnostics::CodeInfo;
 
+code!(
+    CASE_UNDECLARED_TRIGGER,
+    "WFX301",
+    "case-undeclared-trigger",
+    Error,
+    "§B.10",
+    "the case's `trigger.id` is declared by no state",
+    "A case starts under `trigger.id`, which must be `manual` or a trigger some state of the workflow declares. `manual` always passes this check (the runtime still needs a state to declare it).\n\nFails (no state declares `email`):\n```yaml\ntrigger: { id: email }\n```\nPasses:\n```yaml\ntrigger: { id: email_reply }\n```"
+);
+code!(
+    CASE_MISSING_FIXTURE,
+    "WFX302",
+    "case-missing-fixture",
+    Error,
+    "§B.8",
+    "a `from:` fixture does not exist under `tests/`",
+    "`from:` names a file relative to the workflow's `tests/` folder; the runner reads it when the case starts and fails the case when it is missing.\n\nFails (no `tests/fixtures/order.json`):\n```yaml\nworkspace:\n  scratchpad/order.json: { from: fixtures/order.json }\n```\nPasses: the same, with the file present."
+);
+code!(
+    CASE_UNKNOWN_STATE,
+    "WFX303",
+    "case-unknown-state",
+    Error,
+    "wfx",
+    "`reachedState`, `parked.state` or `trail.to` names no state of the workflow",
+    "An assertion about a state the workflow does not declare can never pass (or, for `trail` with `count: 0`, passes vacuously). The reference does not check this statically.\n\nFails:\n```yaml\n- reachedState: refund-closd\n```\nPasses:\n```yaml\n- reachedState: refund-closed\n```"
+);
+code!(
+    CASE_DECIDE_UNKNOWN_STATE,
+    "WFX304",
+    "case-decide-unknown-state",
+    Error,
+    "wfx",
+    "`decide.to` names no state of the workflow",
+    "A decision routes the parked session along one of its human state's transitions; a target that is not even a state is refused at run time.\n\nFails:\n```yaml\n- decide: { to: refund-closd }\n```\nPasses:\n```yaml\n- decide: { to: refund-closed }\n```"
+);
+code!(
+    CASE_DECIDE_NOT_AN_EDGE,
+    "WFX305",
+    "case-decide-not-an-edge",
+    Error,
+    "wfx",
+    "`decide.to` is no transition target of any human state",
+    "A decision can only pick a declared transition of the human state the session is parked at. A state no human state transitions to can never be a decision's target.\n\nFails (only `refund-review` is human, with edges to `refund-closed` and `refund-request`):\n```yaml\n- decide: { to: escalation }\n```\nPasses:\n```yaml\n- decide: { to: refund-closed }\n```"
+);
+code!(
+    CASE_UNKNOWN_WORKFLOW,
+    "WFX306",
+    "case-unknown-workflow",
+    Error,
+    "wfx",
+    "`ranWorkflow.workflow` names no workflow of the workspace",
+    "`ranWorkflow` counts sub-workflow trail steps of the named child; a slug that is no folder under `workflows/` can never appear.\n\nFails:\n```yaml\n- ranWorkflow: { workflow: enrich-ordr }\n```\nPasses:\n```yaml\n- ranWorkflow: { workflow: enrich-order }\n```"
+);
+code!(
+    CASE_UNSEEDABLE_PATH,
+    "WFX307",
+    "case-unseedable-path",
+    Error,
+    "§B.8",
+    "a `workspace` path lies in a zone that cannot be seeded",
+    "Seeding writes agent-visible session files only (the `run` and `run-open` zones, e.g. `trigger.json` or `scratchpad/…`). Paths that climb above the session root, name the root, fall under an authored mount (`skills/…`, `AGENTS.md`) or a runtime-owned area (`checkpoints`, `artifacts`, `_specs`, `large_tool_results`, `conversation_history`) fail the case at run time; the reference's `validate` does not catch them.\n\nFails:\n```yaml\nworkspace:\n  skills/order-data/assets/orders.json: []\n```\nPasses:\n```yaml\nworkspace:\n  scratchpad/orders.json: []\n```"
+);
+code!(
+    CASE_GRADE_WITHOUT_JUDGE,
+    "WFX308",
+    "case-grade-without-judge",
+    Warning,
+    "§B.6",
+    "`grade` in a workflow without `tests.judge`",
+    "Grading is wired only when `workflow.yaml` declares `tests.judge` (even `judge: {}`); without it every `grade` step fails with score 0.\n\nFails (the workflow has no `tests.judge`):\n```yaml\n- grade: { closedQA: is polite, atLeast: 0.7 }\n```\nPasses: the same step with `tests: { judge: {} }` in workflow.yaml."
+);
+code!(
+    CASE_WITHOUT_WORKFLOW,
+    "WFX309",
+    "case-without-workflow",
+    Error,
+    "§C.1, §D.2",
+    "the case's workflow folder has no `workflow.yaml`",
+    "A case runs against the `workflow.yaml` of the folder above its `tests/`; without it nothing can run.\n\nFails: `workflows/x/tests/a.test.yaml` with no `workflows/x/workflow.yaml`.\nPasses: the same with the workflow file present."
+);
+
 /// The codes of this file.
-pub static CODES: &[&CodeInfo] = &[];
+pub static CODES: &[&CodeInfo] = &[
+    &CASE_UNDECLARED_TRIGGER,
+    &CASE_MISSING_FIXTURE,
+    &CASE_UNKNOWN_STATE,
+    &CASE_DECIDE_UNKNOWN_STATE,
+    &CASE_DECIDE_NOT_AN_EDGE,
+    &CASE_UNKNOWN_WORKFLOW,
+    &CASE_UNSEEDABLE_PATH,
+    &CASE_GRADE_WITHOUT_JUDGE,
+    &CASE_WITHOUT_WORKFLOW,
+];

@@ -216,6 +216,36 @@ macro_rules! code {
     };
 }
 
+/// Renders the registry as `docs/diagnostics.md`: one section per code with its anchor
+/// (`#wfx104`), severity, FORMAT section, summary and explanation. The server's
+/// `codeDescription.href` and SARIF's `helpUri` point at these anchors.
+pub fn render_markdown() -> String {
+    let mut out = String::from(
+        "# Diagnostics\n\n<!-- Generated from schemas/src/diagnostics/ by `UPDATE_EXPECT=1 cargo test -p wfx-schemas --test generated_docs`; do not edit. -->\n\n",
+    );
+    out.push_str("Codes are stable: `WFX0xx` YAML and stream, `WFX1xx` case documents (FORMAT §B), `WFX2xx` workflow.yaml (FORMAT §A), `WFX3xx` cross-file (FORMAT §B.10, §D), `WFX4xx` agent scripts, `WFX5xx` hook and skill scripts, `WFX9xx` internal.\n\n");
+    out.push_str("| code | name | severity | rule | summary |\n|---|---|---|---|---|\n");
+    for c in all_codes() {
+        out.push_str(&format!(
+            "| [{}](#{}) | `{}` | {} | {} | {}{} |\n",
+            c.code,
+            c.code.to_lowercase(),
+            c.slug,
+            c.severity.as_str(),
+            c.section,
+            c.summary,
+            if c.retired { " (retired)" } else { "" }
+        ));
+    }
+    for c in all_codes() {
+        out.push_str(&format!(
+            "\n## {}\n\n`{}` · {} · FORMAT {}\n\n**{}**\n\n{}\n",
+            c.code, c.slug, c.severity.as_str(), c.section, c.summary, c.explanation
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,32 @@
 //! Cross-file rules for a case: the case against its workflow (FORMAT §B.10), `from:`
-//! fixtures (§B.8), and our own checks of state, trigger, edge and workflow references.
+//! fixtures and seed zones (§B.8), and our own checks of state, decision-edge, workflow and
+//! judge references that the reference's `validate` lacks (registry section `wfx`).
+//!
+//! Inputs are the lenient [`Case`] model (for meaning) and its span tree (for ranges); the
+//! workflow comes loaded in [`CaseContext`]. Files are read only through `ctx.fs`. Nothing
+//! here re-checks the case's own shape: a malformed piece is skipped, since
+//! `rules::case` already reports it.
+//!
+//! Choices:
+//! - When the case's folder has no `workflow.yaml`, the only diagnostic is `WFX309`, on an
+//!   empty range at the start of the case file. When `workflow.yaml` exists but cannot be
+//!   loaded (a syntax error, not a mapping) or declares no state, no cross-file diagnostic
+//!   is reported at all: the workflow's own diagnostics say why (FORMAT §D.2 step 4 also
+//!   skips cases then).
+//! - These rules run even when the document rules found errors; each one reads only the
+//!   well-formed pieces it needs.
+//! - A seed path under `workflows/…` is allowed: it is no zone of FORMAT §B.8 (UNCONFIRMED
+//!   whether the reference refuses it), so it falls in the `run` zone.
 
 use crate::check::WorkflowInfo;
-use crate::diagnostics::Diagnostic;
-use crate::files::FileAccess;
+use crate::diagnostics::{self, Diagnostic};
+use crate::files::{FileAccess, join};
 use crate::model::case::Case;
+use crate::model::workflow::{StateType, Workflow};
+use crate::rules::case::{did_you_mean, nearest, normalize_fixture_path, yaml_scalar};
+use crate::text::TextRange;
 use crate::workspace::WorkflowDir;
+use crate::yaml::{Entry, Node};
 
 /// What a case's cross-file rules may look at.
 pub struct CaseContext<'a> {
@@ -22,7 +43,412 @@ pub struct CaseContext<'a> {
     pub document_parses: bool,
 }
 
-/// Cross-file rules for one case.
-pub fn check_case(_ctx: &CaseContext<'_>, _file: &str, _case: &Case) -> Vec<Diagnostic> {
-    Vec::new()
+/// The zone a session path falls in when it is seeded (FORMAT §B.8 `classifyWorkspacePath`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zone {
+    /// Climbs above the session root.
+    Escapes,
+    /// Empty, `.` or `/`.
+    Root,
+    /// Under a read-only authored mount: `skills/…` or the file mount `AGENTS.md`.
+    Authored,
+    /// `checkpoints`, `artifacts` or `_specs`.
+    RunInternal,
+    /// `large_tool_results` or `conversation_history`.
+    RunOffload,
+    /// `scratchpad/…` (seedable).
+    RunOpen,
+    /// Any other session file (seedable).
+    Run,
+}
+
+impl Zone {
+    /// The reference's zone name (`run-internal`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Zone::Escapes => "escapes",
+            Zone::Root => "root",
+            Zone::Authored => "authored",
+            Zone::RunInternal => "run-internal",
+            Zone::RunOffload => "run-offload",
+            Zone::RunOpen => "run-open",
+            Zone::Run => "run",
+        }
+    }
+
+    /// Only `run` and `run-open` may be seeded.
+    pub fn seedable(self) -> bool {
+        matches!(self, Zone::Run | Zone::RunOpen)
+    }
+}
+
+/// Classifies a session-relative path: canonicalized by dropping empty and `.` segments and
+/// resolving `..` (a leading `/` names the session root), then matched by its first segment
+/// (FORMAT §B.8).
+pub fn classify_seed_path(path: &str) -> Zone {
+    let mut segs: Vec<&str> = Vec::new();
+    for s in path.split('/') {
+        match s {
+            "" | "." => {}
+            ".." => {
+                if segs.pop().is_none() {
+                    return Zone::Escapes;
+                }
+            }
+            s => segs.push(s),
+        }
+    }
+    match segs.first().copied() {
+        None => Zone::Root,
+        Some("skills" | "AGENTS.md") => Zone::Authored,
+        Some("checkpoints" | "artifacts" | "_specs") => Zone::RunInternal,
+        Some("large_tool_results" | "conversation_history") => Zone::RunOffload,
+        Some("scratchpad") => Zone::RunOpen,
+        Some(_) => Zone::Run,
+    }
+}
+
+/// Cross-file rules for one case: `WFX301`–`WFX309`. `file` is the case's
+/// workspace-relative path; ranges are byte offsets into the text `case` was read from.
+pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(info) = ctx.workflow else {
+        if !ctx.fs.is_file(&ctx.dir.spec_path()) {
+            out.push(Diagnostic::new(
+                &diagnostics::CASE_WITHOUT_WORKFLOW,
+                file,
+                TextRange::empty(0),
+                format!(
+                    "workflow folder `{}` has no `workflow.yaml`, so this case has nothing to run against",
+                    ctx.dir.dir()
+                ),
+            ));
+        }
+        return out;
+    };
+    let Some(wf) = info.model.as_ref().filter(|w| !w.states.is_empty()) else {
+        return out;
+    };
+    let cx = Cx {
+        ctx,
+        file,
+        info,
+        wf,
+    };
+    cx.trigger(case, &mut out);
+    cx.workspace(case, &mut out);
+    for step in &case.steps {
+        let (Some(key), Some(entry)) = (step.key_str(), step_entry(&case.root, step.index)) else {
+            continue;
+        };
+        cx.step(key, entry, &mut out);
+    }
+    out
+}
+
+/// The single entry of `steps[index]` in the span tree.
+fn step_entry(root: &Node, index: usize) -> Option<&Entry> {
+    match root.get_value("steps")?.as_seq()?.get(index)?.as_map()? {
+        [only, ..] => Some(only),
+        [] => None,
+    }
+}
+
+struct Cx<'a, 'c> {
+    ctx: &'a CaseContext<'c>,
+    file: &'a str,
+    info: &'a WorkflowInfo,
+    wf: &'a Workflow,
+}
+
+impl Cx<'_, '_> {
+    fn slug(&self) -> &str {
+        &self.info.dir.slug
+    }
+
+    /// FORMAT §B.10: `trigger.id` is `manual` or declared by some state.
+    fn trigger(&self, case: &Case, out: &mut Vec<Diagnostic>) {
+        let Some(id) = case.trigger.as_ref().filter(|t| !t.value.is_empty()) else {
+            return;
+        };
+        if id.value == "manual" || self.wf.trigger(&id.value).is_some() {
+            return;
+        }
+        let ids = self.wf.trigger_ids();
+        let listing = if ids.is_empty() {
+            "no state declares a trigger; only `manual` passes".to_owned()
+        } else {
+            format!("declared: {}", ids.join(", "))
+        };
+        let mut msg = format!(
+            "trigger `{}` is not declared by any state of workflow `{}` ({listing})",
+            id.value,
+            self.slug()
+        );
+        if let Some(s) = did_you_mean(&id.value, ids.iter().map(String::as_str)) {
+            msg.push_str(&format!("; did you mean `{s}`?"));
+        }
+        let mut d = Diagnostic::new(
+            &diagnostics::CASE_UNDECLARED_TRIGGER,
+            self.file,
+            id.range,
+            msg,
+        );
+        for t in self.wf.triggers() {
+            d = d.with_related(
+                &self.info.path,
+                t.id.range,
+                format!(
+                    "trigger `{}` is declared by state `{}`",
+                    t.id.value, t.state
+                ),
+            );
+        }
+        if let Some((s, _)) = nearest(&id.value, ids.iter().map(String::as_str)) {
+            d = d.with_fix(format!("use trigger `{s}`"), id.range, yaml_scalar(s));
+        }
+        out.push(d);
+    }
+
+    /// FORMAT §B.8: seed paths land in seedable zones; `from:` fixtures exist.
+    fn workspace(&self, case: &Case, out: &mut Vec<Diagnostic>) {
+        let Some(map) = case.root.get_value("workspace").and_then(Node::as_map) else {
+            return;
+        };
+        for seed in map {
+            let Some(path) = seed.key.as_str().filter(|p| !p.is_empty()) else {
+                continue;
+            };
+            let zone = classify_seed_path(path);
+            if !zone.seedable() {
+                let why = match zone {
+                    Zone::Escapes => "it climbs above the session root",
+                    Zone::Root => "it names the session root itself",
+                    Zone::Authored => {
+                        "it lies under a read-only authored mount (`skills/…`, `AGENTS.md`)"
+                    }
+                    Zone::RunInternal => {
+                        "it lies in a runtime-owned area (`checkpoints`, `artifacts`, `_specs`)"
+                    }
+                    _ => {
+                        "it lies in a runtime offload area (`large_tool_results`, `conversation_history`)"
+                    }
+                };
+                out.push(Diagnostic::new(
+                    &diagnostics::CASE_UNSEEDABLE_PATH,
+                    self.file,
+                    seed.key.range,
+                    format!(
+                        "cannot seed `{path}`: {why}, the `{}` zone; seed agent-visible session files instead (e.g. `trigger.json`, `scratchpad/…`)",
+                        zone.name()
+                    ),
+                ));
+            }
+            let Some([only]) = seed.value.as_map() else {
+                continue;
+            };
+            if only.key.as_str() != Some("from") {
+                continue;
+            }
+            let Some(from) = only.value.as_str() else {
+                continue;
+            };
+            let Ok(rel) = normalize_fixture_path(from) else {
+                continue;
+            };
+            let tests = self.ctx.dir.tests_dir();
+            if !self.ctx.fs.is_file(&join(&tests, &rel)) {
+                out.push(Diagnostic::new(
+                    &diagnostics::CASE_MISSING_FIXTURE,
+                    self.file,
+                    only.value.range,
+                    format!(
+                        "workspace entry `{path}` references `from: {from}`, but `{tests}/{rel}` does not exist"
+                    ),
+                ));
+            }
+        }
+    }
+
+    fn step(&self, key: &str, step: &Entry, out: &mut Vec<Diagnostic>) {
+        let v = &step.value;
+        match key {
+            "reachedState" => self.state_ref(v, "reachedState", out),
+            "parked" => {
+                if let Some(s) = v.get_value("state") {
+                    self.state_ref(s, "parked.state", out);
+                }
+            }
+            "trail" => {
+                if let Some(s) = v.get_value("to") {
+                    self.state_ref(s, "trail.to", out);
+                }
+            }
+            "decide" => {
+                if let Some(to) = v.get_value("to") {
+                    self.decide_to(to, out);
+                }
+            }
+            "ranWorkflow" => {
+                if let Some(w) = v.get_value("workflow") {
+                    self.workflow_ref(w, out);
+                }
+            }
+            "grade" if !self.wf.has_judge => out.push(Diagnostic::new(
+                &diagnostics::CASE_GRADE_WITHOUT_JUDGE,
+                self.file,
+                step.key.range,
+                format!(
+                    "`grade` cannot pass: workflow `{}` declares no `tests.judge`, so no grading model is wired (add `tests: {{ judge: {{}} }}` to its workflow.yaml)",
+                    self.slug()
+                ),
+            )),
+            _ => {}
+        }
+    }
+
+    fn state_names(&self) -> impl Iterator<Item = &str> {
+        self.wf.states.iter().map(|s| s.slug.value.as_str())
+    }
+
+    /// `WFX303` when `node` is a non-empty string naming no state.
+    fn state_ref(&self, node: &Node, what: &str, out: &mut Vec<Diagnostic>) {
+        let Some(name) = node.as_str().filter(|s| !s.is_empty()) else {
+            return;
+        };
+        if self.wf.state(name).is_some() {
+            return;
+        }
+        out.push(self.unknown(
+            &diagnostics::CASE_UNKNOWN_STATE,
+            node,
+            format!(
+                "`{what}` names state `{name}`, which workflow `{}` does not declare",
+                self.slug()
+            ),
+            self.state_names(),
+        ));
+    }
+
+    /// A did-you-mean diagnostic: `msg`, plus a suggestion and a fix when one is near.
+    fn unknown<'n>(
+        &self,
+        code: diagnostics::Code,
+        node: &Node,
+        mut msg: String,
+        names: impl Iterator<Item = &'n str>,
+    ) -> Diagnostic {
+        let name = node.as_str().unwrap_or_default();
+        let suggestion = did_you_mean(name, names);
+        if let Some(s) = suggestion {
+            msg.push_str(&format!("; did you mean `{s}`?"));
+        }
+        let mut d = Diagnostic::new(code, self.file, node.range, msg);
+        if let Some(s) = suggestion {
+            d = d.with_fix(
+                format!("replace `{name}` with `{s}`"),
+                node.range,
+                yaml_scalar(s),
+            );
+        }
+        d
+    }
+
+    /// `WFX304` for an undeclared target, `WFX305` for a target no human state routes to.
+    fn decide_to(&self, node: &Node, out: &mut Vec<Diagnostic>) {
+        let Some(to) = node.as_str().filter(|s| !s.is_empty()) else {
+            return;
+        };
+        if self.wf.state(to).is_none() {
+            out.push(self.unknown(
+                &diagnostics::CASE_DECIDE_UNKNOWN_STATE,
+                node,
+                format!(
+                    "`decide.to` names state `{to}`, which workflow `{}` does not declare",
+                    self.slug()
+                ),
+                self.state_names(),
+            ));
+            return;
+        }
+        let humans: Vec<_> = self
+            .wf
+            .states
+            .iter()
+            .filter(|s| s.kind == StateType::Human)
+            .collect();
+        if humans
+            .iter()
+            .any(|h| h.transitions.iter().any(|t| t.to.value == to))
+        {
+            return;
+        }
+        let msg = if humans.is_empty() {
+            format!(
+                "`decide` cannot route to `{to}`: workflow `{}` has no human state, so no decision park ever happens",
+                self.slug()
+            )
+        } else {
+            let mut targets: Vec<&str> = humans
+                .iter()
+                .flat_map(|h| h.transitions.iter().map(|t| t.to.value.as_str()))
+                .collect();
+            targets.sort_unstable();
+            targets.dedup();
+            format!(
+                "`decide.to` is `{to}`, but no human state of workflow `{}` has a transition to it (decision targets: {})",
+                self.slug(),
+                if targets.is_empty() {
+                    "none".to_owned()
+                } else {
+                    targets.join(", ")
+                }
+            )
+        };
+        let mut d = Diagnostic::new(
+            &diagnostics::CASE_DECIDE_NOT_AN_EDGE,
+            self.file,
+            node.range,
+            msg,
+        );
+        for h in &humans {
+            if h.transitions.is_empty() {
+                d = d.with_related(
+                    &self.info.path,
+                    h.slug.range,
+                    format!("human state `{}` has no transitions", h.slug.value),
+                );
+            }
+            for t in &h.transitions {
+                d = d.with_related(
+                    &self.info.path,
+                    t.range,
+                    format!(
+                        "human state `{}` transitions to `{}`",
+                        h.slug.value, t.to.value
+                    ),
+                );
+            }
+        }
+        out.push(d);
+    }
+
+    /// `WFX306` when `ranWorkflow.workflow` is no workflow folder of the workspace.
+    fn workflow_ref(&self, node: &Node, out: &mut Vec<Diagnostic>) {
+        let Some(slug) = node.as_str().filter(|s| !s.is_empty()) else {
+            return;
+        };
+        if self.ctx.workflow_slugs.iter().any(|s| s == slug) {
+            return;
+        }
+        out.push(self.unknown(
+            &diagnostics::CASE_UNKNOWN_WORKFLOW,
+            node,
+            format!(
+                "`ranWorkflow.workflow` names `{slug}`, which is no workflow of this workspace (workflows: {})",
+                self.ctx.workflow_slugs.join(", ")
+            ),
+            self.ctx.workflow_slugs.iter().map(String::as_str),
+        ));
+    }
 }

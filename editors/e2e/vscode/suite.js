@@ -1,0 +1,257 @@
+// Integration tests of editors/vscode in the real VS Code extension host (extensionTestsPath contract:
+// export run(): Promise<void>; a rejection fails the run). Started by ext-tests.js. process.env is the VS Code
+// server's environment: WORKSPACE_DIR and EXPECT_* pass through; `wfx-lsp` is the shim first on PATH.
+// Every check prints `PASS vscode.<name>` / `FAIL vscode.<name>`; all checks run, then the first failure rejects.
+// EXPECT_* as in nvim/e2e.lua ("-" skips), plus EXPECT_RUN: "-" skips the verdict checks of the Test Explorer
+// run (discovery and "every case got an outcome" are still checked).
+const vscode = require('vscode');
+const assert = require('assert');
+const path = require('path');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const expect = (k, d) => {
+  const v = process.env[k] === undefined ? d : process.env[k];
+  return v === '-' ? null : v;
+};
+const X = {
+  diag: expect('EXPECT_DIAG', 'unknown step'),
+  diagPos: expect('EXPECT_DIAG_POS', '4,4'),
+  diagSource: expect('EXPECT_DIAG_SOURCE', 'wfx'),
+  completion: expect('EXPECT_COMPLETION', 'orders-question,refund-request'),
+  triggerCompletion: expect('EXPECT_TRIGGER_COMPLETION', 'manual,report_requested'),
+  hover: expect('EXPECT_HOVER', '.'),
+  lens: expect('EXPECT_LENS', 'Run case'),
+  workflowLens: expect('EXPECT_WORKFLOW_LENS', 'Run all cases'),
+  hint: expect('EXPECT_HINT', '/60'),
+  run: expect('EXPECT_RUN', 'on'),
+};
+const EXT_ID = 'wfx.wfx-lsp';
+const labelText = (l) => (typeof l === 'string' ? l : Array.isArray(l) ? l.map((p) => p.value).join('') : l.label);
+
+async function waitFor(pred, ms = 15000, step = 100) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await pred();
+    if (v || Date.now() > end) return v;
+    await sleep(step);
+  }
+}
+
+exports.run = async function run() {
+  if (process.env.WFX_E2E_UNTRUSTED === '1') return runUntrusted();
+  const ws = vscode.workspace.workspaceFolders[0].uri;
+  const file = (rel) => vscode.Uri.joinPath(ws, ...rel.split('/'));
+  const failures = [];
+  const results = {};
+  const check = async (name, fn) => {
+    try {
+      results[name] = (await fn()) ?? true;
+      console.log(`PASS vscode.${name}`);
+    } catch (e) {
+      results[name] = String(e && e.message ? e.message : e);
+      failures.push(name);
+      console.log(`FAIL vscode.${name}: ${results[name]}`);
+    }
+  };
+  const skip = (name) => console.log(`SKIP vscode.${name}`);
+  const open = async (rel) => {
+    const doc = await vscode.workspace.openTextDocument(file(rel));
+    await vscode.window.showTextDocument(doc);
+    return doc;
+  };
+
+  const broken = await open('workflows/order-lookup/tests/broken.test.yaml');
+  let api;
+  await check('activate', async () => {
+    const ext = vscode.extensions.getExtension(EXT_ID);
+    assert.ok(ext, `extension ${EXT_ID} not found`);
+    api = await waitFor(() => ext.isActive && ext.exports, 20000);
+    assert.ok(api, 'extension did not activate');
+    await api.ready();
+    const c = await waitFor(() => api.client() && api.client().isRunning(), 20000);
+    assert.ok(c, 'language client is not running');
+    return { trusted: vscode.workspace.isTrusted, server: api.client().initializeResult?.serverInfo };
+  });
+  if (!api) throw new Error('extension did not activate; nothing else to check');
+
+  if (X.diag !== null) {
+    await check('diagnostics', async () => {
+      const hit = await waitFor(() => vscode.languages.getDiagnostics(broken.uri).find((d) => d.message.includes(X.diag)), 20000);
+      const all = vscode.languages.getDiagnostics(broken.uri).map((d) => `${d.range.start.line},${d.range.start.character} ${d.source} ${d.message}`);
+      assert.ok(hit, `no diagnostic containing "${X.diag}": ${JSON.stringify(all)}`);
+      if (X.diagPos !== null) assert.equal(`${hit.range.start.line},${hit.range.start.character}`, X.diagPos, `position of: ${hit.message}`);
+      if (X.diagSource !== null) assert.equal(hit.source, X.diagSource);
+      return all;
+    });
+  } else skip('diagnostics');
+
+  await check('no_attach_unrelated_yaml', async () => {
+    // a client attached to these would publish something (the fake publishes on every didOpen)
+    const docs = [await open('other.yaml'), await open('workflows/order-lookup/notes.yaml')];
+    await sleep(2000);
+    for (const d of docs) {
+      assert.equal(d.languageId, 'yaml');
+      assert.deepEqual(vscode.languages.getDiagnostics(d.uri).map((x) => x.message), [], d.uri.fsPath);
+    }
+  });
+
+  const wf = await open('workflows/order-lookup/workflow.yaml');
+  if (X.workflowLens !== null) {
+    await check('codelens_workflow', async () => {
+      const titles = await waitFor(async () => {
+        const lenses = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', wf.uri, 50)) || [];
+        const t = lenses.map((l) => l.command && l.command.title).filter(Boolean);
+        return t.some((x) => x.includes(X.workflowLens)) && t;
+      }, 10000, 300);
+      assert.ok(titles, 'no workflow lens');
+      return titles;
+    });
+  } else skip('codelens_workflow');
+
+  const caseDoc = await open('workflows/order-lookup/tests/refund-approved.test.yaml');
+  if (X.lens !== null) {
+    await check('codelens_case', async () => {
+      let last = [];
+      const ok = await waitFor(async () => {
+        const lenses = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', caseDoc.uri, 50)) || [];
+        last = lenses.map((l) => l.command && l.command.title);
+        return last.some((t) => t && t.includes(X.lens));
+      }, 10000, 300);
+      assert.ok(ok, `code lenses: ${JSON.stringify(last)}`);
+      return last;
+    });
+  } else skip('codelens_case');
+
+  if (X.hint !== null) {
+    await check('inlayhint', async () => {
+      let last = [];
+      const ok = await waitFor(async () => {
+        const hints = (await vscode.commands.executeCommand('vscode.executeInlayHintProvider', caseDoc.uri, new vscode.Range(0, 0, caseDoc.lineCount, 0))) || [];
+        last = hints.map((h) => labelText(h.label));
+        return last.some((t) => t.includes(X.hint));
+      }, 10000, 300);
+      assert.ok(ok, `inlay hints: ${JSON.stringify(last)}`);
+      return last;
+    });
+  } else skip('inlayhint');
+
+  if (X.hover !== null) {
+    await check('hover', async () => {
+      const line = caseDoc.getText().split('\n').findIndex((l) => /^\s*- send:/.test(l));
+      const col = caseDoc.lineAt(line).text.indexOf('send') + 1;
+      const hovers = (await vscode.commands.executeCommand('vscode.executeHoverProvider', caseDoc.uri, new vscode.Position(line, col))) || [];
+      const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+      assert.ok(text.trim() && (X.hover === '.' || text.includes(X.hover)), `hover: ${JSON.stringify(text)}`);
+      return text.slice(0, 200);
+    });
+  } else skip('hover');
+
+  // completion while typing (unsaved edits go to the server as didChange)
+  const trig = await open('workflows/order-lookup/tests/triggered-report.test.yaml');
+  const complete = async (line, col, want) => {
+    let labels = [];
+    const ok = await waitFor(async () => {
+      const list = await vscode.commands.executeCommand('vscode.executeCompletionItemProvider', trig.uri, new vscode.Position(line, col));
+      labels = list.items.map((i) => labelText(i.label)).sort();
+      return want.split(',').filter(Boolean).every((w) => labels.includes(w));
+    }, 5000, 300);
+    assert.ok(ok, `completion lacks some of ${want}: ${JSON.stringify(labels.slice(0, 40))}`);
+    return labels.slice(0, 20);
+  };
+  if (X.triggerCompletion !== null) {
+    await check('completion_trigger', async () => {
+      const line = trig.getText().split('\n').findIndex((l) => /^  id:/.test(l));
+      assert.ok(line >= 0, 'no `  id:` line');
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(trig.uri, trig.lineAt(line).range, '  id: ');
+      assert.ok(await vscode.workspace.applyEdit(edit));
+      return complete(line, 6, X.triggerCompletion);
+    });
+  } else skip('completion_trigger');
+  if (X.completion !== null) {
+    await check('completion_state', async () => {
+      const line = trig.getText().split('\n').findIndex((l) => /^\s*- send:/.test(l));
+      const edit = new vscode.WorkspaceEdit();
+      edit.insert(trig.uri, new vscode.Position(line + 1, 0), '  - reachedState: \n');
+      assert.ok(await vscode.workspace.applyEdit(edit));
+      return complete(line + 1, 18, X.completion);
+    });
+  } else skip('completion_state');
+
+  // Test Explorer: discovery, then a run of two cases through the run profile's handler
+  const testing = api.testing;
+  let items = {};
+  await check('testexplorer_discovery', async () => {
+    await testing.discoverAll();
+    const wfItem = testing.ctrl.items.get(`workflow:${path.join(ws.fsPath, 'workflows', 'order-lookup')}`);
+    assert.ok(wfItem, `no workflow item; have ${JSON.stringify([...iter(testing.ctrl.items)].map((i) => i.id))}`);
+    items.refund = wfItem.children.get(file('workflows/order-lookup/tests/refund-approved.test.yaml').toString());
+    items.broken = wfItem.children.get(broken.uri.toString());
+    assert.ok(items.refund && items.broken, `cases: ${JSON.stringify([...iter(wfItem.children)].map((i) => i.id))}`);
+    const steps = [...iter(items.refund.children)].map((s) => s.label);
+    assert.equal(steps.length, 8, `refund-approved steps: ${JSON.stringify(steps)}`);
+    assert.ok(steps[0].startsWith('1. send'), steps[0]);
+    assert.equal(items.refund.label, 'Refund approved after human review');
+    assert.ok(testing.hasRunProfile, 'no run profile (workspace untrusted?)');
+    return { cases: wfItem.children.size, steps };
+  });
+  if (items.refund) {
+    await check('testexplorer_run', async () => {
+      const res = await testing.runForTests([items.refund, items.broken]);
+      const r = { refund: res[items.refund.id], broken: res[items.broken.id], steps: [...iter(items.refund.children)].map((s) => res[s.id]) };
+      assert.ok(r.refund && r.broken, `missing outcomes: ${JSON.stringify(res)}`);
+      if (X.run !== null) {
+        assert.ok(['failed', 'errored'].includes(r.broken), `broken case: ${r.broken}`);
+        assert.ok(['passed', 'failed'].includes(r.refund), `refund-approved: ${r.refund}`);
+        assert.ok(r.steps.every(Boolean), `step outcomes: ${JSON.stringify(r.steps)}`);
+      }
+      return r;
+    });
+  }
+
+  console.log('E2E-RESULT ' + JSON.stringify(results));
+  if (failures.length) console.log('extension log:\n  ' + api.recentLog().join('\n  '));
+  if (failures.length) throw new Error(`failed: ${failures.join(', ')}`);
+};
+
+// Restricted mode: the server still checks files, but nothing runs cases.
+async function runUntrusted() {
+  const ws = vscode.workspace.workspaceFolders[0].uri;
+  const failures = [];
+  const check = async (name, fn) => {
+    try {
+      await fn();
+      console.log(`PASS vscode.${name}`);
+    } catch (e) {
+      failures.push(name);
+      console.log(`FAIL vscode.${name}: ${e && e.message ? e.message : e}`);
+    }
+  };
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(ws, 'workflows', 'order-lookup', 'tests', 'broken.test.yaml'));
+  await vscode.window.showTextDocument(doc);
+  const ext = vscode.extensions.getExtension(EXT_ID);
+  const api = ext && (await waitFor(() => ext.isActive && ext.exports, 20000));
+  await check('untrusted_limited', async () => {
+    assert.equal(vscode.workspace.isTrusted, false, 'workspace should be untrusted');
+    assert.ok(api, 'extension did not activate in restricted mode');
+    await api.testing.discoverAll();
+    assert.ok(api.testing.ctrl.items.size > 0, 'Test Explorer lists nothing');
+    assert.equal(api.testing.hasRunProfile, false, 'a run profile exists in an untrusted workspace');
+    const r = await vscode.commands.executeCommand('wfx.runCase', doc.uri).then((x) => x, (e) => `error: ${e.message}`);
+    assert.ok(r === undefined || String(r).startsWith('error'), `wfx.runCase ran: ${JSON.stringify(r)}`);
+  });
+  if (X.diag !== null) {
+    await check('untrusted_diagnostics', async () => {
+      await api.ready();
+      const hit = await waitFor(() => vscode.languages.getDiagnostics(doc.uri).find((d) => d.message.includes(X.diag)), 20000);
+      assert.ok(hit, `no diagnostic in restricted mode; log: ${api.recentLog().slice(-5).join(' | ')}`);
+    });
+  }
+  if (failures.length) throw new Error(`failed: ${failures.join(', ')}`);
+}
+
+function* iter(collection) {
+  const all = [];
+  collection.forEach((i) => all.push(i));
+  yield* all;
+}

@@ -1,0 +1,445 @@
+//! The workflow graph (FORMAT §E.10 `graph.json`): nodes are `__start__` plus every state,
+//! edges are trigger entries (`__start__` → entry state, conditional, labelled with the
+//! trigger id), declared transitions (not conditional, labelled with the description) and
+//! `on_error` routes (conditional, labelled `on_error`). Renders to the reference's JSON
+//! shape, to Mermaid and to Graphviz DOT, optionally with a case's path lit.
+//!
+//! Pure: layout and SVG are the binary's business; this module only describes the graph.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::model::workflow::{StateType, Workflow};
+use crate::text::TextRange;
+
+/// The synthetic start node's id.
+pub const START: &str = "__start__";
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// `__start__`.
+    Start,
+    /// An agent state.
+    Agent,
+    /// A human state.
+    Human,
+}
+
+/// A node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphNode {
+    /// `__start__` or the state slug.
+    pub id: String,
+    /// Kind.
+    pub kind: NodeKind,
+    /// True for a state with no transitions.
+    pub terminal: bool,
+    /// The state's `title`.
+    pub title: Option<String>,
+    /// Trigger ids whose entry state this is.
+    pub triggers: Vec<String>,
+    /// Range of the state's key in `workflow.yaml` (`None` for `__start__`).
+    pub range: Option<TextRange>,
+}
+
+/// What an edge is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// `__start__` → entry state for a trigger.
+    Trigger,
+    /// A declared transition, with its `type` if any.
+    Transition(Option<String>),
+    /// An `on_error` route.
+    OnError,
+}
+
+/// An edge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphEdge {
+    /// Source node id.
+    pub source: String,
+    /// Target node id.
+    pub target: String,
+    /// Conditional (trigger entries and `on_error` routes) or declared.
+    pub conditional: bool,
+    /// Trigger id, transition description, or `on_error`.
+    pub label: Option<String>,
+    /// Kind.
+    pub kind: EdgeKind,
+}
+
+/// The graph of one workflow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    /// `__start__` first, then states in document order.
+    pub nodes: Vec<GraphNode>,
+    /// Trigger edges, then per state its transitions and its `on_error` route.
+    pub edges: Vec<GraphEdge>,
+    /// The `manual` trigger's entry state, if declared.
+    pub entry: Option<String>,
+    /// Terminal states, in document order.
+    pub finals: Vec<String>,
+}
+
+/// Where a case's run went: the states it reached, each with the index of the case step
+/// (the action) during which it was first reached, and the transitions it took in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CasePath {
+    /// State → case step index at which it was first reached.
+    pub reached: BTreeMap<String, usize>,
+    /// Traversed (source, target) pairs, `__start__` first, in order.
+    pub edges: Vec<(String, String)>,
+}
+
+impl CasePath {
+    fn lit_edge(&self, source: &str, target: &str) -> bool {
+        self.edges.iter().any(|(s, t)| s == source && t == target)
+    }
+}
+
+impl Graph {
+    /// Builds the graph of a workflow.
+    pub fn from_workflow(wf: &Workflow) -> Graph {
+        let mut nodes = vec![GraphNode {
+            id: START.into(),
+            kind: NodeKind::Start,
+            terminal: false,
+            title: None,
+            triggers: Vec::new(),
+            range: None,
+        }];
+        let mut edges = Vec::new();
+        for t in wf.triggers() {
+            edges.push(GraphEdge {
+                source: START.into(),
+                target: t.state.clone(),
+                conditional: true,
+                label: Some(t.id.value.clone()),
+                kind: EdgeKind::Trigger,
+            });
+        }
+        for s in &wf.states {
+            nodes.push(GraphNode {
+                id: s.slug.value.clone(),
+                kind: if s.kind == StateType::Human { NodeKind::Human } else { NodeKind::Agent },
+                terminal: s.is_terminal(),
+                title: s.title.clone(),
+                triggers: s.triggers.iter().map(|t| t.id.value.clone()).collect(),
+                range: Some(s.slug.range),
+            });
+            for tr in &s.transitions {
+                edges.push(GraphEdge {
+                    source: s.slug.value.clone(),
+                    target: tr.to.value.clone(),
+                    conditional: false,
+                    label: tr.description.as_deref().map(crate::text::collapse_whitespace),
+                    kind: EdgeKind::Transition(tr.kind.as_ref().map(|k| k.value.clone())),
+                });
+            }
+            if let Some(on_error) = &s.on_error {
+                edges.push(GraphEdge {
+                    source: s.slug.value.clone(),
+                    target: on_error.value.clone(),
+                    conditional: true,
+                    label: Some("on_error".into()),
+                    kind: EdgeKind::OnError,
+                });
+            }
+        }
+        Graph {
+            nodes,
+            edges,
+            entry: wf.trigger("manual").map(|t| t.state.clone()),
+            finals: wf.states.iter().filter(|s| s.is_terminal()).map(|s| s.slug.value.clone()).collect(),
+        }
+    }
+
+    /// The reference's `graph.json` shape (FORMAT §E.10):
+    /// `{nodes: [ids], edges: [{source, target, conditional, label?}], entry?, finals, mermaid}`.
+    pub fn to_reference_json(&self) -> serde_json::Value {
+        let edges: Vec<serde_json::Value> = self
+            .edges
+            .iter()
+            .map(|e| {
+                let mut m = serde_json::Map::new();
+                m.insert("source".into(), e.source.clone().into());
+                m.insert("target".into(), e.target.clone().into());
+                m.insert("conditional".into(), e.conditional.into());
+                if let Some(l) = &e.label {
+                    m.insert("label".into(), l.clone().into());
+                }
+                serde_json::Value::Object(m)
+            })
+            .collect();
+        let mut m = serde_json::Map::new();
+        m.insert("nodes".into(), self.nodes.iter().map(|n| serde_json::Value::from(n.id.clone())).collect());
+        m.insert("edges".into(), edges.into());
+        if let Some(e) = &self.entry {
+            m.insert("entry".into(), e.clone().into());
+        }
+        m.insert("finals".into(), self.finals.iter().map(|f| serde_json::Value::from(f.clone())).collect());
+        m.insert("mermaid".into(), self.to_mermaid(None).into());
+        serde_json::Value::Object(m)
+    }
+
+    /// Mermaid flowchart text. Node ids are sanitised (`identify-case` → `identify_case`);
+    /// labels carry the slug, the title, and with `path` the case step at which the state
+    /// was reached. Lit nodes and edges get the `lit` class / a thick link style.
+    pub fn to_mermaid(&self, path: Option<&CasePath>) -> String {
+        let mut out = String::from("flowchart TD\n");
+        for n in &self.nodes {
+            let id = mermaid_id(&n.id);
+            let mut label = n.id.clone();
+            if let Some(t) = &n.title {
+                label.push_str("<br/><small>");
+                label.push_str(&escape_mermaid(t));
+                label.push_str("</small>");
+            }
+            if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
+                let _ = write!(label, "<br/>step {step}");
+            }
+            let shape = match (n.kind, n.terminal) {
+                (NodeKind::Start, _) => format!("{id}([\"start\"])"),
+                (NodeKind::Human, _) => format!("{id}{{{{\"{label}\"}}}}"),
+                (NodeKind::Agent, true) => format!("{id}([\"{label}\"])"),
+                (NodeKind::Agent, false) => format!("{id}[\"{label}\"]"),
+            };
+            let _ = writeln!(out, "    {shape}");
+        }
+        let mut lit_links = Vec::new();
+        for (i, e) in self.edges.iter().enumerate() {
+            let arrow = if e.conditional { "-.->" } else { "-->" };
+            let label = e.label.as_deref().map(|l| truncate(l, 48)).map(|l| format!("|\"{}\"|", escape_mermaid(&l))).unwrap_or_default();
+            let _ = writeln!(out, "    {} {arrow}{label} {}", mermaid_id(&e.source), mermaid_id(&e.target));
+            if path.is_some_and(|p| p.lit_edge(&e.source, &e.target)) {
+                lit_links.push(i);
+            }
+        }
+        out.push_str("    classDef human fill:#fff4d6,stroke:#b8860b\n");
+        out.push_str("    classDef terminal fill:#e8f4ea,stroke:#2e7d32\n");
+        out.push_str("    classDef lit fill:#d6e9ff,stroke:#1565c0,stroke-width:3px\n");
+        for n in &self.nodes {
+            let lit = path.is_some_and(|p| p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty()));
+            let class = if lit {
+                Some("lit")
+            } else if n.kind == NodeKind::Human {
+                Some("human")
+            } else if n.terminal {
+                Some("terminal")
+            } else {
+                None
+            };
+            if let Some(c) = class {
+                let _ = writeln!(out, "    class {} {c}", mermaid_id(&n.id));
+            }
+        }
+        for i in lit_links {
+            let _ = writeln!(out, "    linkStyle {i} stroke:#1565c0,stroke-width:3px");
+        }
+        out
+    }
+
+    /// Graphviz DOT text. Human states are hexagons, terminal states double octagons... kept
+    /// simple: boxes, `doublecircle`-free; lit nodes and edges are drawn in blue and bold
+    /// with the step index in the label.
+    pub fn to_dot(&self, path: Option<&CasePath>) -> String {
+        let mut out = String::from("digraph workflow {\n    rankdir=TB;\n    node [fontname=\"Helvetica\"];\n    edge [fontname=\"Helvetica\", fontsize=10];\n");
+        for n in &self.nodes {
+            let mut label = n.id.clone();
+            if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
+                let _ = write!(label, "\\n(step {step})");
+            }
+            let shape = match (n.kind, n.terminal) {
+                (NodeKind::Start, _) => "circle",
+                (NodeKind::Human, _) => "hexagon",
+                (NodeKind::Agent, true) => "doubleoctagon",
+                (NodeKind::Agent, false) => "box",
+            };
+            let lit = path.is_some_and(|p| p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty()));
+            let color = if lit { ", color=\"blue\", penwidth=3, fontcolor=\"blue\"" } else { "" };
+            let label = if n.kind == NodeKind::Start { "start".to_owned() } else { label };
+            let _ = writeln!(out, "    \"{}\" [label=\"{}\", shape={shape}{color}];", escape_dot(&n.id), escape_dot(&label));
+        }
+        for e in &self.edges {
+            let style = if e.conditional { ", style=dashed" } else { "" };
+            let label = e.label.as_deref().map(|l| truncate(l, 40)).map(|l| format!(", label=\"{}\"", escape_dot(&l))).unwrap_or_default();
+            let lit = path.is_some_and(|p| p.lit_edge(&e.source, &e.target));
+            let color = if lit { ", color=\"blue\", penwidth=3" } else { "" };
+            let _ = writeln!(out, "    \"{}\" -> \"{}\" [arrowhead=normal{style}{label}{color}];", escape_dot(&e.source), escape_dot(&e.target));
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+fn mermaid_id(id: &str) -> String {
+    let mut s: String = id.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    if s == "end" || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'n');
+    }
+    s
+}
+
+fn escape_mermaid(s: &str) -> String {
+    s.replace('"', "#quot;").replace('|', "#124;")
+}
+
+fn escape_dot(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"").replace("\\\\n", "\\n")
+}
+
+fn truncate(s: &str, max_chars: usize) -> String {
+    if s.chars().count() <= max_chars {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(max_chars.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wf(src: &str) -> Workflow {
+        Workflow::from_node(&crate::yaml::parse(src).documents[0])
+    }
+
+    const SRC: &str = "states:\n  a:\n    triggers: { manual: , ping: }\n    on_error: err\n    transitions:\n      - { to: h, description: Go \"review\" }\n  h:\n    type: human\n    transitions:\n      - { to: done, type: approve, description: ok }\n  done: {}\n  err:\n";
+
+    #[test]
+    fn model_matches_the_reference_semantics() {
+        let g = Graph::from_workflow(&wf(SRC));
+        let ids: Vec<_> = g.nodes.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(ids, ["__start__", "a", "h", "done", "err"]);
+        let e: Vec<_> = g.edges.iter().map(|e| (e.source.as_str(), e.target.as_str(), e.conditional, e.label.as_deref())).collect();
+        assert_eq!(
+            e,
+            [
+                ("__start__", "a", true, Some("manual")),
+                ("__start__", "a", true, Some("ping")),
+                ("a", "h", false, Some("Go \"review\"")),
+                ("a", "err", true, Some("on_error")),
+                ("h", "done", false, Some("ok")),
+            ]
+        );
+        assert_eq!(g.entry.as_deref(), Some("a"));
+        assert_eq!(g.finals, ["done", "err"]);
+        assert_eq!(g.to_reference_json()["edges"][0]["label"], "manual");
+    }
+
+    #[test]
+    fn path_is_lit_in_mermaid_and_dot() {
+        let g = Graph::from_workflow(&wf(SRC));
+        let mut p = CasePath::default();
+        p.reached.insert("a".into(), 0);
+        p.reached.insert("h".into(), 0);
+        p.edges = vec![("__start__".into(), "a".into()), ("a".into(), "h".into())];
+        let m = g.to_mermaid(Some(&p));
+        assert!(m.contains("class h lit"), "{m}");
+        assert!(m.contains("linkStyle 2 stroke:#1565c0"), "{m}");
+        assert!(!m.contains("class done lit"));
+        let d = g.to_dot(Some(&p));
+        assert!(d.contains("\"h\" [label=\"h\\n(step 0)\", shape=hexagon, color=\"blue\""), "{d}");
+        assert!(d.contains("Go \\\"review\\\""), "{d}");
+    }
+}
+
+impl Graph {
+    /// DOT in the subset the `layout-rs` renderer reads (boxes and circles, `fillcolor`,
+    /// `color`, edge labels), used for [`Graph::to_svg`].
+    fn to_layout_dot(&self, path: Option<&CasePath>) -> String {
+        let mut out = String::from("digraph workflow {\n");
+        for n in &self.nodes {
+            let lit = path.is_some_and(|p| p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty()));
+            let mut label = match n.kind {
+                NodeKind::Start => "start".to_owned(),
+                NodeKind::Human => format!("{} (human)", n.id),
+                NodeKind::Agent if n.terminal => format!("{} (end)", n.id),
+                NodeKind::Agent => n.id.clone(),
+            };
+            if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
+                let _ = write!(label, " @{step}");
+            }
+            let (shape, fill) = match n.kind {
+                NodeKind::Start => ("circle", "white"),
+                NodeKind::Human => ("box", "#fff4d6"),
+                NodeKind::Agent if n.terminal => ("box", "#e8f4ea"),
+                NodeKind::Agent => ("box", "white"),
+            };
+            let fill = if lit { "#bcdcff" } else { fill };
+            let color = if lit { "#1565c0" } else { "black" };
+            let _ = writeln!(
+                out,
+                "  \"{}\" [label=\"{}\", shape={shape}, style=filled, fillcolor=\"{fill}\", color=\"{color}\"];",
+                escape_dot(&n.id),
+                escape_dot(&label)
+            );
+        }
+        for e in &self.edges {
+            let lit = path.is_some_and(|p| p.lit_edge(&e.source, &e.target));
+            let label = match &e.kind {
+                EdgeKind::Trigger | EdgeKind::OnError => e.label.clone().unwrap_or_default(),
+                EdgeKind::Transition(Some(t)) => t.clone(),
+                EdgeKind::Transition(None) => String::new(),
+            };
+            let mut attrs = Vec::new();
+            if !label.is_empty() {
+                attrs.push(format!("label=\"{}\"", escape_dot(&label)));
+            }
+            if e.conditional {
+                attrs.push("style=dashed".into());
+            }
+            if lit {
+                attrs.push("color=\"#1565c0\"".into());
+            }
+            let _ = writeln!(out, "  \"{}\" -> \"{}\" [{}];", escape_dot(&e.source), escape_dot(&e.target), attrs.join(", "));
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    /// Lays the graph out with `layout-rs` and renders a standalone SVG document (no external
+    /// resources). Lit states carry ` @<step>` (the case step at which they were reached).
+    /// Errors carry the renderer's message; a renderer panic is caught and reported as an
+    /// error.
+    pub fn to_svg(&self, path: Option<&CasePath>) -> Result<String, String> {
+        let dot = self.to_layout_dot(path);
+        std::panic::catch_unwind(move || {
+            let mut parser = layout::gv::DotParser::new(&dot);
+            let ast = parser.process().map_err(|e| format!("graph layout failed: {e}"))?;
+            let mut builder = layout::gv::GraphBuilder::new();
+            builder.visit_graph(&ast);
+            let mut vg = builder.get();
+            let mut svg = layout::backends::svg::SVGWriter::new();
+            vg.do_it(false, false, false, &mut svg);
+            Ok(svg.finalize())
+        })
+        .unwrap_or_else(|_| Err("graph layout failed (renderer panicked)".into()))
+    }
+}
+
+#[cfg(test)]
+mod svg_tests {
+    use super::*;
+
+    #[test]
+    fn svg_names_every_state_of_the_example_workflows() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/customer-support/workflows");
+        let mut rendered = 0;
+        for slug in ["order-lookup", "enrich-order"] {
+            let text = std::fs::read_to_string(dir.join(slug).join("workflow.yaml")).expect("corpus workflow exists");
+            let wf = Workflow::from_node(&crate::yaml::parse(&text).documents[0]);
+            assert!(!wf.states.is_empty());
+            let svg = Graph::from_workflow(&wf).to_svg(None).expect("renders");
+            assert!(svg.starts_with("<svg") || svg.contains("<svg"), "{}", &svg[..100.min(svg.len())]);
+            for s in &wf.states {
+                assert!(svg.contains(&s.slug.value), "state {} missing from the SVG of {slug}", s.slug.value);
+            }
+            rendered += 1;
+        }
+        assert_eq!(rendered, 2);
+    }
+}
