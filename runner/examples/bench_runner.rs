@@ -3,6 +3,8 @@
 //! Run with `cargo run --release --example bench_runner -p wfx-runner`; pass `--show` to
 //! print the suite's narration once.
 
+#![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -15,10 +17,16 @@ use wfx_runner::suite::{RunOptions, run_case_file};
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/customer-support");
     let show = std::env::args().any(|a| a == "--show");
-    let opts = TestOptions { skip_grades: true, ..Default::default() };
+    let opts = TestOptions {
+        skip_grades: true,
+        ..Default::default()
+    };
     let mut sink_out = Vec::new();
     let mut sink_err = Vec::new();
-    let ctx = CliContext { clock: &SystemClock, model: None };
+    let ctx = CliContext {
+        clock: &SystemClock,
+        model: None,
+    };
     if show {
         run_cli_with(&opts, &root, &ctx, &mut sink_out, &mut sink_err);
         eprint!("{}", String::from_utf8_lossy(&sink_err));
@@ -28,7 +36,10 @@ fn main() {
     let fs = DiskFiles::new(&root);
     let clock = SystemClock;
     let mut ro = RunOptions::new(&fs, &clock);
-    ro.grades = GradePolicy { skip: true, model: None };
+    ro.grades = GradePolicy {
+        skip: true,
+        model: None,
+    };
     let case = "workflows/order-lookup/tests/triggered-report.test.yaml";
     let n = 200;
     let t = Instant::now();
@@ -46,5 +57,7 @@ fn main() {
     }
     let per_suite = t.elapsed().as_secs_f64() * 1000.0 / f64::from(m);
     println!("one scripted case (triggered-report): {per_case:.3} ms (mean of {n})");
-    println!("example suite (9 cases, `wfx-lsp test --skip-grades`): {per_suite:.3} ms (mean of {m})");
+    println!(
+        "example suite (9 cases, `wfx-lsp test --skip-grades`): {per_suite:.3} ms (mean of {m})"
+    );
 }

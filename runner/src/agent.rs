@@ -64,9 +64,13 @@ impl RunCause {
     pub fn describe(&self) -> String {
         match self {
             RunCause::Send { .. } => "the run started by `send`".into(),
-            RunCause::ReplyWhileParked { .. } => "the reply-only run answering a `send` to the parked session".into(),
+            RunCause::ReplyWhileParked { .. } => {
+                "the reply-only run answering a `send` to the parked session".into()
+            }
             RunCause::Decision { to } => format!("the run resumed by `decide` to `{to}`"),
-            RunCause::Delivery { trigger } => format!("the run resumed by `deliver` of `{trigger}`"),
+            RunCause::Delivery { trigger } => {
+                format!("the run resumed by `deliver` of `{trigger}`")
+            }
             RunCause::VetoedEntry { .. } => "the reply-only run after the entry veto".into(),
         }
     }
@@ -139,12 +143,18 @@ impl ScriptedAgent {
     /// An agent for a case whose script file is missing: every run fails with a message
     /// that shows how to create it.
     pub fn missing(path: &str) -> Self {
-        Self { path: path.to_owned(), turns: None }
+        Self {
+            path: path.to_owned(),
+            turns: None,
+        }
     }
 
     /// An agent from already-built turns.
     pub fn from_turns(path: &str, turns: Vec<Vec<AgentAction>>) -> Self {
-        Self { path: path.to_owned(), turns: Some(turns) }
+        Self {
+            path: path.to_owned(),
+            turns: Some(turns),
+        }
     }
 
     /// Reads an agent script: a mapping with one key `turns`, a list of turns, each a list
@@ -153,9 +163,15 @@ impl ScriptedAgent {
     pub fn parse(path: &str, text: &str) -> Result<Self, String> {
         let parsed = yaml::parse(text);
         if let Some(issue) = parsed.issues.first() {
-            return Err(format!("agent script `{path}` is not valid YAML: {}", issue.message));
+            return Err(format!(
+                "agent script `{path}` is not valid YAML: {}",
+                issue.message
+            ));
         }
-        let root = parsed.documents.first().ok_or_else(|| format!("agent script `{path}` is empty"))?;
+        let root = parsed
+            .documents
+            .first()
+            .ok_or_else(|| format!("agent script `{path}` is empty"))?;
         let turns_node = root
             .get_value("turns")
             .and_then(Node::as_seq)
@@ -164,25 +180,53 @@ impl ScriptedAgent {
         for (t, turn) in turns_node.iter().enumerate() {
             let items: &[Node] = match &turn.value {
                 yaml::Value::Null => &[],
-                _ => turn.as_seq().ok_or_else(|| format!("agent script `{path}`: turn {} is not a list of actions", t + 1))?,
+                _ => turn.as_seq().ok_or_else(|| {
+                    format!(
+                        "agent script `{path}`: turn {} is not a list of actions",
+                        t + 1
+                    )
+                })?,
             };
             let mut actions = Vec::new();
             for (a, item) in items.iter().enumerate() {
-                let bad = || format!("agent script `{path}`: turn {}, action {} is not `say: <text>` or `call: {{tool, input}}`", t + 1, a + 1);
-                let [entry] = item.as_map().ok_or_else(bad)? else { return Err(bad()) };
+                let bad = || {
+                    format!(
+                        "agent script `{path}`: turn {}, action {} is not `say: <text>` or `call: {{tool, input}}`",
+                        t + 1,
+                        a + 1
+                    )
+                };
+                let [entry] = item.as_map().ok_or_else(bad)? else {
+                    return Err(bad());
+                };
                 match entry.key.as_str() {
-                    Some("say") => actions.push(AgentAction::Say(entry.value.scalar_text().ok_or_else(bad)?.into_owned())),
+                    Some("say") => actions.push(AgentAction::Say(
+                        entry.value.scalar_text().ok_or_else(bad)?.into_owned(),
+                    )),
                     Some("call") => {
-                        let tool = entry.value.get_value("tool").and_then(Node::as_str).ok_or_else(bad)?;
-                        let input = entry.value.get_value("input").map_or(Value::Object(Default::default()), Node::to_json);
-                        actions.push(AgentAction::Call { tool: tool.to_owned(), input });
+                        let tool = entry
+                            .value
+                            .get_value("tool")
+                            .and_then(Node::as_str)
+                            .ok_or_else(bad)?;
+                        let input = entry
+                            .value
+                            .get_value("input")
+                            .map_or(Value::Object(Default::default()), Node::to_json);
+                        actions.push(AgentAction::Call {
+                            tool: tool.to_owned(),
+                            input,
+                        });
                     }
                     _ => return Err(bad()),
                 }
             }
             turns.push(actions);
         }
-        Ok(Self { path: path.to_owned(), turns: Some(turns) })
+        Ok(Self {
+            path: path.to_owned(),
+            turns: Some(turns),
+        })
     }
 
     /// Number of turns in the script (0 when missing).
@@ -256,35 +300,54 @@ mod tests {
             "turns:\n  - - say: hi\n    - call: { tool: archmax_advance, input: { to: b, reason: r } }\n  -\n",
         )
         .unwrap();
-        let cause = RunCause::Send { message: "x".into() };
+        let cause = RunCause::Send {
+            message: "x".into(),
+        };
         let vars = json!({});
         assert_eq!(
             a.respond(&ctx(0, 0, &cause, &vars)).unwrap(),
             vec![
                 AgentAction::Say("hi".into()),
-                AgentAction::Call { tool: "archmax_advance".into(), input: json!({"to": "b", "reason": "r"}) }
+                AgentAction::Call {
+                    tool: "archmax_advance".into(),
+                    input: json!({"to": "b", "reason": "r"})
+                }
             ]
         );
         assert_eq!(a.respond(&ctx(0, 1, &cause, &vars)).unwrap(), vec![]);
         assert_eq!(a.respond(&ctx(1, 0, &cause, &vars)).unwrap(), vec![]);
         let err = a.respond(&ctx(2, 0, &cause, &vars)).unwrap_err();
-        assert!(err.0.contains("has no turn 3 (the run started by `send`, step 2 in state `s`)"), "{err}");
+        assert!(
+            err.0
+                .contains("has no turn 3 (the run started by `send`, step 2 in state `s`)"),
+            "{err}"
+        );
         assert!(err.0.contains("add a 3rd entry under `turns:`"), "{err}");
     }
 
     #[test]
     fn missing_script_says_how_to_create_it() {
         let mut a = ScriptedAgent::missing("w/tests/x.agent.yaml");
-        let cause = RunCause::Send { message: "x".into() };
+        let cause = RunCause::Send {
+            message: "x".into(),
+        };
         let vars = json!({});
         let err = a.respond(&ctx(0, 0, &cause, &vars)).unwrap_err();
-        assert!(err.0.starts_with("no agent script for this case: create `w/tests/x.agent.yaml`"), "{err}");
+        assert!(
+            err.0
+                .starts_with("no agent script for this case: create `w/tests/x.agent.yaml`"),
+            "{err}"
+        );
     }
 
     #[test]
     fn shape_errors_name_the_turn_and_action() {
         let err = ScriptedAgent::parse("a", "turns:\n  - - shout: x\n").unwrap_err();
         assert!(err.contains("turn 1, action 1"), "{err}");
-        assert!(ScriptedAgent::parse("a", "turn: []\n").unwrap_err().contains("needs a `turns:` list"));
+        assert!(
+            ScriptedAgent::parse("a", "turn: []\n")
+                .unwrap_err()
+                .contains("needs a `turns:` list")
+        );
     }
 }

@@ -72,12 +72,31 @@ pub struct CliContext<'a> {
 
 /// Runs the command in `cwd`; returns the process exit code (0 pass, 1 failures or no
 /// match, 2 usage or IO error).
-pub fn run_cli(opts: &TestOptions, cwd: &Path, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
-    let model = match (std::env::var("ARCHMAX_API_BASE_URL"), std::env::var("ARCHMAX_MODEL")) {
-        (Ok(base_url), Ok(model)) if !base_url.is_empty() && !model.is_empty() => Some(ModelConfig { base_url, model }),
+pub fn run_cli(
+    opts: &TestOptions,
+    cwd: &Path,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let model = match (
+        std::env::var("ARCHMAX_API_BASE_URL"),
+        std::env::var("ARCHMAX_MODEL"),
+    ) {
+        (Ok(base_url), Ok(model)) if !base_url.is_empty() && !model.is_empty() => {
+            Some(ModelConfig { base_url, model })
+        }
         _ => None,
     };
-    run_cli_with(opts, cwd, &CliContext { clock: &SystemClock, model }, stdout, stderr)
+    run_cli_with(
+        opts,
+        cwd,
+        &CliContext {
+            clock: &SystemClock,
+            model,
+        },
+        stdout,
+        stderr,
+    )
 }
 
 struct Plan {
@@ -92,29 +111,59 @@ fn usage(stderr: &mut dyn Write, msg: &str) -> i32 {
 }
 
 fn plan(opts: &TestOptions, cwd: &Path) -> Result<Plan, String> {
-    let workflow_dir = |root: &Path, slug: &str| root.join("workflows").join(slug).join("workflow.yaml").is_file();
+    let workflow_dir = |root: &Path, slug: &str| {
+        root.join("workflows")
+            .join(slug)
+            .join("workflow.yaml")
+            .is_file()
+    };
     let Some(target) = &opts.target else {
         if !cwd.join("workflows").is_dir() {
-            return Err(format!("no workflows/ folder in {}; pass a workflow, a workspace or a case file", cwd.display()));
+            return Err(format!(
+                "no workflows/ folder in {}; pass a workflow, a workspace or a case file",
+                cwd.display()
+            ));
         }
-        return Ok(Plan { root: cwd.to_path_buf(), suites: Vec::new(), path_filter: None });
+        return Ok(Plan {
+            root: cwd.to_path_buf(),
+            suites: Vec::new(),
+            path_filter: None,
+        });
     };
     if !target.contains('/') && workflow_dir(cwd, target) {
-        return Ok(Plan { root: cwd.to_path_buf(), suites: vec![WorkflowDir { root: String::new(), slug: target.clone() }], path_filter: None });
+        return Ok(Plan {
+            root: cwd.to_path_buf(),
+            suites: vec![WorkflowDir {
+                root: String::new(),
+                slug: target.clone(),
+            }],
+            path_filter: None,
+        });
     }
     let path = cwd.join(target);
     if !path.exists() {
         return Err(format!("no workflow or path `{target}`"));
     }
     if path.is_dir() && path.join("workflows").is_dir() {
-        return Ok(Plan { root: path, suites: Vec::new(), path_filter: None });
+        return Ok(Plan {
+            root: path,
+            suites: Vec::new(),
+            path_filter: None,
+        });
     }
-    let comps: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let comps: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
     let Some(w) = comps.iter().rposition(|c| c == "workflows") else {
-        return Err(format!("`{target}` is not inside a workspace (no `workflows/` folder above it)"));
+        return Err(format!(
+            "`{target}` is not inside a workspace (no `workflows/` folder above it)"
+        ));
     };
     let root: PathBuf = comps.iter().take(w).collect();
-    let Some(slug) = comps.get(w + 1) else { return Err(format!("`{target}` names no workflow")) };
+    let Some(slug) = comps.get(w + 1) else {
+        return Err(format!("`{target}` names no workflow"));
+    };
     let rest: Vec<&String> = comps.iter().skip(w + 2).collect();
     let path_filter = if rest.is_empty() {
         None
@@ -126,14 +175,30 @@ fn plan(opts: &TestOptions, cwd: &Path) -> Result<Plan, String> {
         }
         Some(rel)
     };
-    Ok(Plan { root, suites: vec![WorkflowDir { root: String::new(), slug: slug.clone() }], path_filter })
+    Ok(Plan {
+        root,
+        suites: vec![WorkflowDir {
+            root: String::new(),
+            slug: slug.clone(),
+        }],
+        path_filter,
+    })
 }
 
 /// [`run_cli`] with the process context passed in (for tests and the language server).
-pub fn run_cli_with(opts: &TestOptions, cwd: &Path, ctx: &CliContext<'_>, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+pub fn run_cli_with(
+    opts: &TestOptions,
+    cwd: &Path,
+    ctx: &CliContext<'_>,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
     for r in &opts.reporters {
         if !["junit", "markdown", "json"].contains(&r.as_str()) {
-            return usage(stderr, &format!("unknown reporter `{r}` (expected junit, markdown or json)"));
+            return usage(
+                stderr,
+                &format!("unknown reporter `{r}` (expected junit, markdown or json)"),
+            );
         }
     }
     let mut plan = match plan(opts, cwd) {
@@ -143,10 +208,21 @@ pub fn run_cli_with(opts: &TestOptions, cwd: &Path, ctx: &CliContext<'_>, stdout
     let fs = DiskFiles::new(&plan.root);
     if plan.suites.is_empty() {
         let all = discover_workflows(&fs, "");
-        let with_cases: Vec<WorkflowDir> = all.iter().filter(|w| !discover_cases(&fs, w).is_empty()).cloned().collect();
-        plan.suites = if all.len() == 1 || with_cases.is_empty() { all } else { with_cases };
+        let with_cases: Vec<WorkflowDir> = all
+            .iter()
+            .filter(|w| !discover_cases(&fs, w).is_empty())
+            .cloned()
+            .collect();
+        plan.suites = if all.len() == 1 || with_cases.is_empty() {
+            all
+        } else {
+            with_cases
+        };
         if plan.suites.is_empty() {
-            return usage(stderr, &format!("no workflow under {}/workflows", plan.root.display()));
+            return usage(
+                stderr,
+                &format!("no workflow under {}/workflows", plan.root.display()),
+            );
         }
     }
     let started = ctx.clock.now_ms();
@@ -165,11 +241,17 @@ pub fn run_cli_with(opts: &TestOptions, cwd: &Path, ctx: &CliContext<'_>, stdout
             (_, f) => f.clone(),
         };
         let mut ro = RunOptions::new(&fs, ctx.clock);
-        ro.grades = GradePolicy { skip: opts.skip_grades, model: ctx.model.clone() };
+        ro.grades = GradePolicy {
+            skip: opts.skip_grades,
+            model: ctx.model.clone(),
+        };
         ro.filter = filter.clone();
         ro.bail = opts.bail;
         ro.script_host = Some(&make_host);
-        let count = discover_cases(&fs, dir).iter().filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str()))).count();
+        let count = discover_cases(&fs, dir)
+            .iter()
+            .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
+            .count();
         let _ = report::header(stderr, &dir.slug, count);
         let mut narrate = |run: &crate::interpret::CaseRun| {
             let _ = report::case(stderr, run);
@@ -185,7 +267,12 @@ pub fn run_cli_with(opts: &TestOptions, cwd: &Path, ctx: &CliContext<'_>, stdout
         if run.result.skipped.is_some() {
             let _ = writeln!(stderr, "{}: suite skipped — disabled", dir.slug);
         } else if run.filter_matched_nothing {
-            let _ = writeln!(stderr, "Error: no cases matched '{}' ({} discovered)", filter.as_deref().unwrap_or(""), run.result.discovered);
+            let _ = writeln!(
+                stderr,
+                "Error: no cases matched '{}' ({} discovered)",
+                filter.as_deref().unwrap_or(""),
+                run.result.discovered
+            );
             code = 1;
         } else {
             let _ = report::summary(stderr, &run);
@@ -201,7 +288,9 @@ pub fn run_cli_with(opts: &TestOptions, cwd: &Path, ctx: &CliContext<'_>, stdout
     if opts.json {
         let json = match runs.as_slice() {
             [one] => serde_json::to_string_pretty(&one.result),
-            many => serde_json::to_string_pretty(&many.iter().map(|r| &r.result).collect::<Vec<_>>()),
+            many => {
+                serde_json::to_string_pretty(&many.iter().map(|r| &r.result).collect::<Vec<_>>())
+            }
         };
         let _ = writeln!(stdout, "{}", json.unwrap_or_default());
     } else if runs.len() == 1 && runs.iter().all(|r| r.result.skipped.is_some()) {
@@ -214,16 +303,30 @@ pub fn run_cli_with(opts: &TestOptions, cwd: &Path, ctx: &CliContext<'_>, stdout
         let _ = writeln!(stdout, "{}", total.line());
     }
     if !opts.reporters.is_empty() || opts.out_dir.is_some() {
-        let out = cwd.join(opts.out_dir.clone().unwrap_or_else(|| PathBuf::from(".wfx-test-results")));
+        let out = cwd.join(
+            opts.out_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(".wfx-test-results")),
+        );
         if let Err(e) = write_reports(&out, &opts.reporters, &runs, started, duration) {
-            let _ = writeln!(stderr, "Error: cannot write reports to {}: {e}", out.display());
+            let _ = writeln!(
+                stderr,
+                "Error: cannot write reports to {}: {e}",
+                out.display()
+            );
             return 2;
         }
     }
     code
 }
 
-fn write_reports(out: &Path, reporters: &[String], runs: &[SuiteRun], started: u64, duration: u64) -> std::io::Result<()> {
+fn write_reports(
+    out: &Path,
+    reporters: &[String],
+    runs: &[SuiteRun],
+    started: u64,
+    duration: u64,
+) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     for r in reporters {
         let mut buf = Vec::new();
@@ -245,8 +348,12 @@ fn write_reports(out: &Path, reporters: &[String], runs: &[SuiteRun], started: u
         };
         std::fs::write(out.join(name), buf)?;
     }
-    let row = serde_json::to_string(&report::history_row(runs, started, duration)).map_err(std::io::Error::other)?;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(out.join("history.jsonl"))?;
+    let row = serde_json::to_string(&report::history_row(runs, started, duration))
+        .map_err(std::io::Error::other)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out.join("history.jsonl"))?;
     writeln!(f, "{row}")
 }
 

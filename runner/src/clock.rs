@@ -36,7 +36,10 @@ pub struct FixedClock {
 impl FixedClock {
     /// A clock whose first read returns `start` (epoch ms) and every later read `step` ms more.
     pub fn new(start: u64, step: u64) -> Self {
-        Self { next: AtomicU64::new(start), step }
+        Self {
+            next: AtomicU64::new(start),
+            step,
+        }
     }
 }
 

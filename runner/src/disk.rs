@@ -35,10 +35,10 @@ impl DiskFiles {
         for seg in path.split('/').filter(|s| !s.is_empty() && *s != ".") {
             p.push(seg);
         }
-        if let (Ok(real), Some(root)) = (p.canonicalize(), &self.canonical) {
-            if !real.starts_with(root) {
-                return Err(FileError::NotFound);
-            }
+        if let (Ok(real), Some(root)) = (p.canonicalize(), &self.canonical)
+            && !real.starts_with(root)
+        {
+            return Err(FileError::NotFound);
         }
         Ok(p)
     }
@@ -66,7 +66,9 @@ impl FileAccess for DiskFiles {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().to_str()?.to_owned();
-                let is_dir = std::fs::metadata(e.path()).map(|m| m.is_dir()).unwrap_or(false);
+                let is_dir = std::fs::metadata(e.path())
+                    .map(|m| m.is_dir())
+                    .unwrap_or(false);
                 Some(DirEntry { name, is_dir })
             })
             .collect();
@@ -93,18 +95,29 @@ mod tests {
         let fs = DiskFiles::new(&root);
         assert_eq!(fs.read("a.txt").unwrap(), b"a");
         assert_eq!(fs.read("../secret.txt"), Err(FileError::NotFound));
-        assert_eq!(fs.read(outer.path().join("secret.txt").to_str().unwrap()), Err(FileError::NotFound));
+        assert_eq!(
+            fs.read(outer.path().join("secret.txt").to_str().unwrap()),
+            Err(FileError::NotFound)
+        );
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink(outer.path().join("secret.txt"), root.join("link.txt")).unwrap();
+            std::os::unix::fs::symlink(outer.path().join("secret.txt"), root.join("link.txt"))
+                .unwrap();
             assert_eq!(fs.read("link.txt"), Err(FileError::NotFound));
         }
-        assert_eq!(fs.list("").unwrap().iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), {
-            let mut v = vec!["a.txt", "workflows"];
-            if cfg!(unix) {
-                v.insert(1, "link.txt");
+        assert_eq!(
+            fs.list("")
+                .unwrap()
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect::<Vec<_>>(),
+            {
+                let mut v = vec!["a.txt", "workflows"];
+                if cfg!(unix) {
+                    v.insert(1, "link.txt");
+                }
+                v
             }
-            v
-        });
+        );
     }
 }

@@ -16,7 +16,9 @@ pub fn glob_match(pattern: &str, path: &str) -> bool {
 
 fn expand_braces(p: &str) -> Vec<String> {
     let chars: Vec<char> = p.chars().collect();
-    let Some(open) = chars.iter().position(|c| *c == '{') else { return vec![p.to_owned()] };
+    let Some(open) = chars.iter().position(|c| *c == '{') else {
+        return vec![p.to_owned()];
+    };
     let mut depth = 0;
     let mut close = None;
     let mut splits = Vec::new();
@@ -34,7 +36,9 @@ fn expand_braces(p: &str) -> Vec<String> {
             _ => {}
         }
     }
-    let Some(close) = close else { return vec![p.to_owned()] };
+    let Some(close) = close else {
+        return vec![p.to_owned()];
+    };
     let head: String = chars.get(..open).unwrap_or_default().iter().collect();
     let tail: String = chars.get(close + 1..).unwrap_or_default().iter().collect();
     let mut bounds = vec![open];
@@ -62,7 +66,11 @@ fn matches(p: &[char], s: &[char], depth: usize) -> bool {
         None => s.is_empty(),
         Some('*') if p.get(1) == Some(&'*') => {
             // `**/` matches zero or more whole segments; a bare `**` matches anything.
-            let rest = if p.get(2) == Some(&'/') { p.get(3..).unwrap_or_default() } else { p.get(2..).unwrap_or_default() };
+            let rest = if p.get(2) == Some(&'/') {
+                p.get(3..).unwrap_or_default()
+            } else {
+                p.get(2..).unwrap_or_default()
+            };
             (0..=s.len()).any(|i| {
                 (i == 0 || s.get(i - 1) == Some(&'/') || p.get(2) != Some(&'/'))
                     && matches(rest, s.get(i..).unwrap_or_default(), depth + 1)
@@ -80,10 +88,22 @@ fn matches(p: &[char], s: &[char], depth: usize) -> bool {
             }
             false
         }
-        Some('?') => matches!(s.first(), Some(c) if *c != '/') && matches(p.get(1..).unwrap_or_default(), s.get(1..).unwrap_or_default(), depth + 1),
+        Some('?') => {
+            matches!(s.first(), Some(c) if *c != '/')
+                && matches(
+                    p.get(1..).unwrap_or_default(),
+                    s.get(1..).unwrap_or_default(),
+                    depth + 1,
+                )
+        }
         Some('[') => {
             let Some(end) = p.iter().skip(1).position(|c| *c == ']').map(|i| i + 1) else {
-                return s.first() == Some(&'[') && matches(p.get(1..).unwrap_or_default(), s.get(1..).unwrap_or_default(), depth + 1);
+                return s.first() == Some(&'[')
+                    && matches(
+                        p.get(1..).unwrap_or_default(),
+                        s.get(1..).unwrap_or_default(),
+                        depth + 1,
+                    );
             };
             let Some(c) = s.first() else { return false };
             let class = p.get(1..end).unwrap_or_default();
@@ -106,13 +126,30 @@ fn matches(p: &[char], s: &[char], depth: usize) -> bool {
                     _ => break,
                 }
             }
-            hit != negate && *c != '/' && matches(p.get(end + 1..).unwrap_or_default(), s.get(1..).unwrap_or_default(), depth + 1)
+            hit != negate
+                && *c != '/'
+                && matches(
+                    p.get(end + 1..).unwrap_or_default(),
+                    s.get(1..).unwrap_or_default(),
+                    depth + 1,
+                )
         }
         Some('\\') => match (p.get(1), s.first()) {
-            (Some(a), Some(b)) if a == b => matches(p.get(2..).unwrap_or_default(), s.get(1..).unwrap_or_default(), depth + 1),
+            (Some(a), Some(b)) if a == b => matches(
+                p.get(2..).unwrap_or_default(),
+                s.get(1..).unwrap_or_default(),
+                depth + 1,
+            ),
             _ => false,
         },
-        Some(c) => s.first() == Some(c) && matches(p.get(1..).unwrap_or_default(), s.get(1..).unwrap_or_default(), depth + 1),
+        Some(c) => {
+            s.first() == Some(c)
+                && matches(
+                    p.get(1..).unwrap_or_default(),
+                    s.get(1..).unwrap_or_default(),
+                    depth + 1,
+                )
+        }
     }
 }
 
@@ -135,7 +172,10 @@ mod tests {
 
     #[test]
     fn glob_semantics() {
-        assert!(glob_match("skills/order-enrichment/scripts/**", "skills/order-enrichment/scripts/enrich-orders.js"));
+        assert!(glob_match(
+            "skills/order-enrichment/scripts/**",
+            "skills/order-enrichment/scripts/enrich-orders.js"
+        ));
         assert!(glob_match("skills/**", "skills/a/b/c"));
         assert!(!glob_match("skills/*", "skills/a/b"));
         assert!(glob_match("skills/*", "skills/a"));

@@ -17,18 +17,38 @@ use crate::session_fs::{Zone, classify, normalize};
 
 /// Always shown and permitted (FORMAT §E.5).
 pub const ESSENTIALS: &[&str] = &[
-    "ls", "read_file", "write_file", "edit_file", "copy_file", "move_file", "remove_file", "glob", "grep",
-    "write_todos", "archmax_eval", "archmax_run",
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "copy_file",
+    "move_file",
+    "remove_file",
+    "glob",
+    "grep",
+    "write_todos",
+    "archmax_eval",
+    "archmax_run",
 ];
 
 /// The control tools, always allowed (`archmax_advance` hidden in terminal states).
 pub const CONTROLS: &[&str] = &[
-    "archmax_advance", "archmax_reset", "archmax_wait", "archmax_raise", "archmax_get_variables",
+    "archmax_advance",
+    "archmax_reset",
+    "archmax_wait",
+    "archmax_raise",
+    "archmax_get_variables",
     "archmax_set_variables",
 ];
 
 /// Tools whose path arguments write.
-const WRITERS: &[&str] = &["write_file", "edit_file", "copy_file", "move_file", "remove_file"];
+const WRITERS: &[&str] = &[
+    "write_file",
+    "edit_file",
+    "copy_file",
+    "move_file",
+    "remove_file",
+];
 
 /// The path arguments of a tool's input, as `(argument, value)`.
 pub fn path_args(tool: &str, input: &Value) -> Vec<(&'static str, String)> {
@@ -40,7 +60,12 @@ pub fn path_args(tool: &str, input: &Value) -> Vec<(&'static str, String)> {
     };
     names
         .iter()
-        .filter_map(|n| input.get(*n).and_then(Value::as_str).map(|v| (*n, v.to_owned())))
+        .filter_map(|n| {
+            input
+                .get(*n)
+                .and_then(Value::as_str)
+                .map(|v| (*n, v.to_owned()))
+        })
         .collect()
 }
 
@@ -59,7 +84,11 @@ fn block(rule: &'static str, message: String) -> Block {
 
 /// Substitutes `${{name.path}}` references in a guard glob, glob-escaping the values
 /// (FORMAT §A.3); `$${{…}}` is an escape for the literal text. Errors name the reference.
-pub fn substitute(text: &str, vars: &IndexMap<String, Value>, for_glob: bool) -> Result<String, String> {
+pub fn substitute(
+    text: &str,
+    vars: &IndexMap<String, Value>,
+    for_glob: bool,
+) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(i) = rest.find("${{") {
@@ -78,7 +107,9 @@ pub fn substitute(text: &str, vars: &IndexMap<String, Value>, for_glob: bool) ->
             if segs.iter().any(|s| s.is_empty()) {
                 return Err(format!("the reference {raw} is malformed"));
             }
-            let value = vars.get(name).ok_or_else(|| format!("variable '{name}' is not set"))?;
+            let value = vars
+                .get(name)
+                .ok_or_else(|| format!("variable '{name}' is not set"))?;
             let value = resolve_path(value, segs.get(1..).unwrap_or_default())
                 .ok_or_else(|| format!("the path of {raw} does not resolve"))?;
             let text = match value {
@@ -98,7 +129,12 @@ pub fn substitute(text: &str, vars: &IndexMap<String, Value>, for_glob: bool) ->
 pub fn substitute_input(input: &Value, vars: &IndexMap<String, Value>) -> Result<Value, String> {
     Ok(match input {
         Value::String(s) if s.contains("${{") => Value::String(substitute(s, vars, false)?),
-        Value::Array(items) => Value::Array(items.iter().map(|i| substitute_input(i, vars)).collect::<Result<_, _>>()?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| substitute_input(i, vars))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Object(m) => {
             let mut out = serde_json::Map::new();
             for (k, v) in m {
@@ -116,8 +152,15 @@ fn has_guards(e: &ToolEntry) -> bool {
 
 /// True when every guard of a grant holds (every path argument matches a `paths` glob,
 /// every `args` guard matches); `Err` when a reference does not resolve (fail-closed).
-fn grant_matches(e: &ToolEntry, tool: &str, input: &Value, vars: &IndexMap<String, Value>) -> Result<bool, String> {
-    let globs = |list: &[String]| -> Result<Vec<String>, String> { list.iter().map(|g| substitute(g, vars, true)).collect() };
+fn grant_matches(
+    e: &ToolEntry,
+    tool: &str,
+    input: &Value,
+    vars: &IndexMap<String, Value>,
+) -> Result<bool, String> {
+    let globs = |list: &[String]| -> Result<Vec<String>, String> {
+        list.iter().map(|g| substitute(g, vars, true)).collect()
+    };
     if !e.paths.is_empty() {
         let paths = globs(&e.paths)?;
         let args = path_args(tool, input);
@@ -125,7 +168,9 @@ fn grant_matches(e: &ToolEntry, tool: &str, input: &Value, vars: &IndexMap<Strin
             return Ok(false);
         }
         for (_, p) in args {
-            let Ok(norm) = normalize(&p) else { return Ok(false) };
+            let Ok(norm) = normalize(&p) else {
+                return Ok(false);
+            };
             if !paths.iter().any(|g| glob_match(g, &norm)) {
                 return Ok(false);
             }
@@ -133,7 +178,9 @@ fn grant_matches(e: &ToolEntry, tool: &str, input: &Value, vars: &IndexMap<Strin
     }
     for (arg, list) in &e.args {
         let list = globs(list)?;
-        let Some(v) = input.get(arg) else { return Ok(false) };
+        let Some(v) = input.get(arg) else {
+            return Ok(false);
+        };
         let v = js_string(v);
         if !list.iter().any(|g| glob_match(g, &v)) {
             return Ok(false);
@@ -143,13 +190,21 @@ fn grant_matches(e: &ToolEntry, tool: &str, input: &Value, vars: &IndexMap<Strin
 }
 
 /// True when a guarded denial applies (any path argument or any `args` value matches).
-fn denial_matches(e: &ToolEntry, tool: &str, input: &Value, vars: &IndexMap<String, Value>) -> Result<bool, String> {
+fn denial_matches(
+    e: &ToolEntry,
+    tool: &str,
+    input: &Value,
+    vars: &IndexMap<String, Value>,
+) -> Result<bool, String> {
     if !has_guards(e) {
         return Ok(true);
     }
     for g in &e.paths {
         let g = substitute(g, vars, true)?;
-        if path_args(tool, input).iter().any(|(_, p)| normalize(p).is_ok_and(|n| glob_match(&g, &n))) {
+        if path_args(tool, input)
+            .iter()
+            .any(|(_, p)| normalize(p).is_ok_and(|n| glob_match(&g, &n)))
+        {
             return Ok(true);
         }
     }
@@ -169,7 +224,8 @@ fn denial_matches(e: &ToolEntry, tool: &str, input: &Value, vars: &IndexMap<Stri
 /// minus both forbid lists. Sorted.
 pub fn enabled_skills(wf: &Workflow, state: &State) -> Vec<String> {
     let forbidden = |s: &str| {
-        wf.skills_forbid_always.iter().any(|f| f.value == s) || state.skills_forbid.iter().any(|f| f.value == s)
+        wf.skills_forbid_always.iter().any(|f| f.value == s)
+            || state.skills_forbid.iter().any(|f| f.value == s)
     };
     let mut out: Vec<String> = wf
         .skills_allow_always
@@ -187,38 +243,75 @@ pub fn enabled_skills(wf: &Workflow, state: &State) -> Vec<String> {
 pub fn skill_of(path: &str) -> Option<String> {
     let norm = normalize(path).ok()?;
     let mut segs = norm.split('/');
-    (segs.next() == Some("skills")).then(|| segs.next().map(str::to_owned)).flatten()
+    (segs.next() == Some("skills"))
+        .then(|| segs.next().map(str::to_owned))
+        .flatten()
 }
 
 /// Decides whether an agent (or a script under the agent's governance) may call `tool`
 /// with `input` in `state`. `vars` are the run variables as plain values.
-pub fn check_call(wf: &Workflow, state: &State, tool: &str, input: &Value, vars: &IndexMap<String, Value>) -> Result<(), Block> {
+pub fn check_call(
+    wf: &Workflow,
+    state: &State,
+    tool: &str,
+    input: &Value,
+    vars: &IndexMap<String, Value>,
+) -> Result<(), Block> {
     if tool == "task" {
         return Err(block("tool.forbidden", "`task` is never grantable".into()));
     }
     for (list, rule, where_) in [
-        (&wf.tools_forbid_always, "tool.forbidden", "tools.forbid_always".to_owned()),
-        (&state.tools_forbid, "tool.forbidden-here", format!("the `tools.forbid` of state `{}`", state.slug.value)),
+        (
+            &wf.tools_forbid_always,
+            "tool.forbidden",
+            "tools.forbid_always".to_owned(),
+        ),
+        (
+            &state.tools_forbid,
+            "tool.forbidden-here",
+            format!("the `tools.forbid` of state `{}`", state.slug.value),
+        ),
     ] {
-        for e in list.iter().filter(|e| e.tool.value == tool || e.tool.value == "*") {
+        for e in list
+            .iter()
+            .filter(|e| e.tool.value == tool || e.tool.value == "*")
+        {
             match denial_matches(e, tool, input, vars) {
                 Ok(true) => return Err(block(rule, format!("`{tool}` is denied by {where_}"))),
                 Ok(false) => {}
-                Err(why) => return Err(block(rule, format!("`{tool}` is guarded by {where_}, and {why}"))),
+                Err(why) => {
+                    return Err(block(
+                        rule,
+                        format!("`{tool}` is guarded by {where_}, and {why}"),
+                    ));
+                }
             }
         }
     }
     if tool == "archmax_advance" && state.is_terminal() {
-        return Err(block("tool.forbidden-here", format!("`archmax_advance` is not offered in the terminal state `{}`", state.slug.value)));
+        return Err(block(
+            "tool.forbidden-here",
+            format!(
+                "`archmax_advance` is not offered in the terminal state `{}`",
+                state.slug.value
+            ),
+        ));
     }
-    let grants: Vec<&ToolEntry> =
-        wf.tools_allow_always.iter().chain(state.tools_allow.iter()).filter(|e| e.tool.value == tool).collect();
+    let grants: Vec<&ToolEntry> = wf
+        .tools_allow_always
+        .iter()
+        .chain(state.tools_allow.iter())
+        .filter(|e| e.tool.value == tool)
+        .collect();
     let base = ESSENTIALS.contains(&tool) || CONTROLS.contains(&tool);
     if grants.is_empty() {
         if !base {
             return Err(block(
                 "tool.not-allowed",
-                format!("`{tool}` is not granted in state `{}` (no `tools.allow` or `tools.allow_always` entry names it)", state.slug.value),
+                format!(
+                    "`{tool}` is not granted in state `{}` (no `tools.allow` or `tools.allow_always` entry names it)",
+                    state.slug.value
+                ),
             ));
         }
     } else if !grants.iter().any(|e| !has_guards(e)) {
@@ -227,13 +320,21 @@ pub fn check_call(wf: &Workflow, state: &State, tool: &str, input: &Value, vars:
             match grant_matches(e, tool, input, vars) {
                 Ok(true) => ok = true,
                 Ok(false) => {}
-                Err(why) => return Err(block("tool.path-argument", format!("the grant of `{tool}` cannot be checked: {why}"))),
+                Err(why) => {
+                    return Err(block(
+                        "tool.path-argument",
+                        format!("the grant of `{tool}` cannot be checked: {why}"),
+                    ));
+                }
             }
         }
         if !ok {
             return Err(block(
                 "tool.path-argument",
-                format!("the arguments of `{tool}` are outside what state `{}` grants", state.slug.value),
+                format!(
+                    "the arguments of `{tool}` are outside what state `{}` grants",
+                    state.slug.value
+                ),
             ));
         }
     }
@@ -243,31 +344,61 @@ pub fn check_call(wf: &Workflow, state: &State, tool: &str, input: &Value, vars:
 /// The zone and skill rules on path arguments, shared by agent and script calls.
 fn check_paths(wf: &Workflow, state: &State, tool: &str, input: &Value) -> Result<(), Block> {
     let args = path_args(tool, input);
-    if tool == "archmax_run" {
-        if let Some((_, p)) = args.first() {
-            if skill_of(p).is_none() {
-                return Err(block("script.skill-only", format!("`archmax_run` runs scripts inside skill bundles only; `{p}` is not under `skills/<slug>/`")));
-            }
-        }
+    if tool == "archmax_run"
+        && let Some((_, p)) = args.first()
+        && skill_of(p).is_none()
+    {
+        return Err(block(
+            "script.skill-only",
+            format!(
+                "`archmax_run` runs scripts inside skill bundles only; `{p}` is not under `skills/<slug>/`"
+            ),
+        ));
     }
     let enabled = enabled_skills(wf, state);
     for (arg, p) in &args {
         let zone = classify(p);
         if zone == Zone::Escapes {
-            return Err(block("tool.path-argument", format!("`{p}` climbs above the session folder")));
+            return Err(block(
+                "tool.path-argument",
+                format!("`{p}` climbs above the session folder"),
+            ));
         }
         let writes = WRITERS.contains(&tool) && !(tool == "copy_file" && *arg == "source_path");
-        if writes && matches!(zone, Zone::Authored | Zone::RunInternal | Zone::RunOffload | Zone::Root) {
-            return Err(block("zone.read-only", format!("`{p}` is in the read-only `{}` zone", zone.as_str())));
+        if writes
+            && matches!(
+                zone,
+                Zone::Authored | Zone::RunInternal | Zone::RunOffload | Zone::Root
+            )
+        {
+            return Err(block(
+                "zone.read-only",
+                format!("`{p}` is in the read-only `{}` zone", zone.as_str()),
+            ));
         }
         if let Some(slug) = skill_of(p) {
-            if wf.skills_forbid_always.iter().chain(state.skills_forbid.iter()).any(|f| f.value == slug) {
-                return Err(block("skill.forbidden", format!("skill `{slug}` is forbidden in state `{}`", state.slug.value)));
+            if wf
+                .skills_forbid_always
+                .iter()
+                .chain(state.skills_forbid.iter())
+                .any(|f| f.value == slug)
+            {
+                return Err(block(
+                    "skill.forbidden",
+                    format!(
+                        "skill `{slug}` is forbidden in state `{}`",
+                        state.slug.value
+                    ),
+                ));
             }
             if !enabled.contains(&slug) {
                 return Err(block(
                     "skill.not-allowed",
-                    format!("skill `{slug}` is not enabled in state `{}` (enabled: {})", state.slug.value, list_or_none(&enabled)),
+                    format!(
+                        "skill `{slug}` is not enabled in state `{}` (enabled: {})",
+                        state.slug.value,
+                        list_or_none(&enabled)
+                    ),
                 ));
             }
         }
@@ -276,19 +407,35 @@ fn check_paths(wf: &Workflow, state: &State, tool: &str, input: &Value) -> Resul
 }
 
 fn list_or_none(v: &[String]) -> String {
-    if v.is_empty() { "none".into() } else { v.join(", ") }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// The tool names a state offers, sorted: essentials, controls (no `archmax_advance` in a
 /// terminal state) and granted tools, minus bare denials.
 pub fn offered_tools(wf: &Workflow, state: &State) -> Vec<String> {
-    let mut out: Vec<String> = ESSENTIALS.iter().chain(CONTROLS.iter()).map(|s| (*s).to_owned()).collect();
-    out.extend(wf.tools_allow_always.iter().chain(state.tools_allow.iter()).map(|e| e.tool.value.clone()));
+    let mut out: Vec<String> = ESSENTIALS
+        .iter()
+        .chain(CONTROLS.iter())
+        .map(|s| (*s).to_owned())
+        .collect();
+    out.extend(
+        wf.tools_allow_always
+            .iter()
+            .chain(state.tools_allow.iter())
+            .map(|e| e.tool.value.clone()),
+    );
     if state.is_terminal() {
         out.retain(|t| t != "archmax_advance");
     }
     let denied = |t: &str| {
-        wf.tools_forbid_always.iter().chain(state.tools_forbid.iter()).any(|e| !has_guards(e) && (e.tool.value == t || e.tool.value == "*"))
+        wf.tools_forbid_always
+            .iter()
+            .chain(state.tools_forbid.iter())
+            .any(|e| !has_guards(e) && (e.tool.value == t || e.tool.value == "*"))
     };
     out.retain(|t| !denied(t));
     out.sort();
@@ -315,25 +462,79 @@ mod tests {
         let b = w.state("b").unwrap();
         let mut vars = IndexMap::new();
         vars.insert("host".to_owned(), json!("example.com"));
-        let check = |s: &State, t: &str, i: Value| check_call(&w, s, t, &i, &vars).map_err(|b| b.rule);
-        assert_eq!(check(a, "read_file", json!({"file_path": "scratchpad/x"})), Ok(()));
-        assert_eq!(check(a, "read_file", json!({"file_path": "skills/extra/x"})), Ok(()));
-        assert_eq!(check(a, "read_file", json!({"file_path": "skills/base/x"})), Err("skill.forbidden"));
-        assert_eq!(check(a, "read_file", json!({"file_path": "skills/other/x"})), Err("skill.not-allowed"));
-        assert_eq!(check(b, "read_file", json!({"file_path": "skills/base/x"})), Ok(()));
-        assert_eq!(check(a, "read_file", json!({"file_path": "scratchpad/secret/k"})), Err("tool.forbidden-here"));
+        let check =
+            |s: &State, t: &str, i: Value| check_call(&w, s, t, &i, &vars).map_err(|b| b.rule);
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "scratchpad/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "skills/extra/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "skills/base/x"})),
+            Err("skill.forbidden")
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "skills/other/x"})),
+            Err("skill.not-allowed")
+        );
+        assert_eq!(
+            check(b, "read_file", json!({"file_path": "skills/base/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "scratchpad/secret/k"})),
+            Err("tool.forbidden-here")
+        );
         assert_eq!(check(a, "archmax_reset", json!({})), Err("tool.forbidden"));
         assert_eq!(check(a, "lookup", json!({})), Ok(()));
         assert_eq!(check(b, "lookup", json!({})), Err("tool.not-allowed"));
-        assert_eq!(check(a, "archmax_run", json!({"file_path": "skills/extra/scripts/x.js"})), Ok(()));
-        assert_eq!(check(a, "archmax_run", json!({"file_path": "skills/extra/other.js"})), Err("tool.path-argument"));
-        assert_eq!(check(b, "archmax_run", json!({"file_path": "scratchpad/x.js"})), Err("script.skill-only"));
-        assert_eq!(check(a, "fetch", json!({"url": "https://example.com/x"})), Ok(()));
-        assert_eq!(check(a, "fetch", json!({"url": "https://evil.com/x"})), Err("tool.path-argument"));
-        assert_eq!(check(a, "write_file", json!({"file_path": "skills/extra/x"})), Err("zone.read-only"));
-        assert_eq!(check(a, "write_file", json!({"file_path": "artifacts/x"})), Err("zone.read-only"));
-        assert_eq!(check(a, "read_file", json!({"file_path": "../x"})), Err("tool.path-argument"));
-        assert_eq!(check(b, "archmax_advance", json!({})), Err("tool.forbidden-here"));
+        assert_eq!(
+            check(
+                a,
+                "archmax_run",
+                json!({"file_path": "skills/extra/scripts/x.js"})
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                a,
+                "archmax_run",
+                json!({"file_path": "skills/extra/other.js"})
+            ),
+            Err("tool.path-argument")
+        );
+        assert_eq!(
+            check(b, "archmax_run", json!({"file_path": "scratchpad/x.js"})),
+            Err("script.skill-only")
+        );
+        assert_eq!(
+            check(a, "fetch", json!({"url": "https://example.com/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "fetch", json!({"url": "https://evil.com/x"})),
+            Err("tool.path-argument")
+        );
+        assert_eq!(
+            check(a, "write_file", json!({"file_path": "skills/extra/x"})),
+            Err("zone.read-only")
+        );
+        assert_eq!(
+            check(a, "write_file", json!({"file_path": "artifacts/x"})),
+            Err("zone.read-only")
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "../x"})),
+            Err("tool.path-argument")
+        );
+        assert_eq!(
+            check(b, "archmax_advance", json!({})),
+            Err("tool.forbidden-here")
+        );
         assert_eq!(check(a, "task", json!({})), Err("tool.forbidden"));
         assert!(!offered_tools(&w, a).contains(&"archmax_reset".to_owned()));
         assert!(offered_tools(&w, a).contains(&"lookup".to_owned()));
@@ -344,19 +545,44 @@ mod tests {
     fn unresolved_guard_reference_blocks() {
         let w = wf(WF);
         let a = w.state("a").unwrap();
-        let err = check_call(&w, a, "fetch", &json!({"url": "https://x/y"}), &IndexMap::new()).unwrap_err();
+        let err = check_call(
+            &w,
+            a,
+            "fetch",
+            &json!({"url": "https://x/y"}),
+            &IndexMap::new(),
+        )
+        .unwrap_err();
         assert_eq!(err.rule, "tool.path-argument");
-        assert!(err.message.contains("variable 'host' is not set"), "{}", err.message);
+        assert!(
+            err.message.contains("variable 'host' is not set"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn substitution_escapes_and_resolves_paths() {
         let mut vars = IndexMap::new();
         vars.insert("o".to_owned(), json!({"items": [{"id": "a*"}]}));
-        assert_eq!(substitute("x/${{ o.items.-1.id }}", &vars, true).unwrap(), "x/a\\*");
-        assert_eq!(substitute("x/${{o.items.0.id}}", &vars, false).unwrap(), "x/a*");
+        assert_eq!(
+            substitute("x/${{ o.items.-1.id }}", &vars, true).unwrap(),
+            "x/a\\*"
+        );
+        assert_eq!(
+            substitute("x/${{o.items.0.id}}", &vars, false).unwrap(),
+            "x/a*"
+        );
         assert_eq!(substitute("$${{o}}", &vars, false).unwrap(), "${{o}}");
-        assert!(substitute("${{o}}", &vars, false).unwrap_err().contains("not a string"));
-        assert!(substitute("${{missing}}", &vars, false).unwrap_err().contains("not set"));
+        assert!(
+            substitute("${{o}}", &vars, false)
+                .unwrap_err()
+                .contains("not a string")
+        );
+        assert!(
+            substitute("${{missing}}", &vars, false)
+                .unwrap_err()
+                .contains("not set")
+        );
     }
 }

@@ -18,7 +18,13 @@ pub fn js_string(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Array(items) => items
             .iter()
-            .map(|i| if i.is_null() { String::new() } else { js_string(i) })
+            .map(|i| {
+                if i.is_null() {
+                    String::new()
+                } else {
+                    js_string(i)
+                }
+            })
             .collect::<Vec<_>>()
             .join(","),
         Value::Object(_) => "[object Object]".into(),
@@ -44,10 +50,10 @@ pub fn js_number(n: &serde_json::Number) -> String {
 /// `String(actual ?? "")`; anything else is strict equality. A string with the regex shape
 /// that does not compile falls back to a literal, as the reference's `scalarMatches` does.
 pub fn scalar_matches(expected: &Value, actual: Option<&Value>) -> bool {
-    if let Value::String(s) = expected {
-        if let Some(Ok(re)) = jsregex::compile_token(s) {
-            return re.test(&actual.map(js_string).unwrap_or_default());
-        }
+    if let Value::String(s) = expected
+        && let Some(Ok(re)) = jsregex::compile_token(s)
+    {
+        return re.test(&actual.map(js_string).unwrap_or_default());
     }
     match actual {
         Some(a) => strict_equal(expected, a),
@@ -75,12 +81,15 @@ pub fn partial_match(expected: &Value, actual: Option<&Value>) -> bool {
     match expected {
         Value::Array(exp) => match actual {
             Some(Value::Array(act)) => {
-                exp.len() == act.len() && exp.iter().zip(act).all(|(e, a)| partial_match(e, Some(a)))
+                exp.len() == act.len()
+                    && exp.iter().zip(act).all(|(e, a)| partial_match(e, Some(a)))
             }
             _ => false,
         },
         Value::Object(exp) => match actual {
-            Some(Value::Object(act)) => exp.iter().all(|(k, e)| act.contains_key(k) && partial_match(e, act.get(k))),
+            Some(Value::Object(act)) => exp
+                .iter()
+                .all(|(k, e)| act.contains_key(k) && partial_match(e, act.get(k))),
             _ => false,
         },
         scalar => scalar_matches(scalar, actual),
@@ -91,9 +100,13 @@ pub fn partial_match(expected: &Value, actual: Option<&Value>) -> bool {
 /// arrays of equal length, objects with the same key count and equal values in any order.
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
         }
         _ => strict_equal(a, b),
     }
@@ -118,7 +131,9 @@ pub fn resolve_path<'v>(value: &'v Value, segments: &[&str]) -> Option<&'v Value
 }
 
 fn array_index(seg: &str, len: usize) -> Option<usize> {
-    let canonical = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    let canonical = |s: &str| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
+    };
     if let Some(rest) = seg.strip_prefix('-') {
         if canonical(rest) && rest != "0" {
             let back: usize = rest.parse().ok()?;
@@ -126,7 +141,11 @@ fn array_index(seg: &str, len: usize) -> Option<usize> {
         }
         return None;
     }
-    if canonical(seg) { seg.parse().ok() } else { None }
+    if canonical(seg) {
+        seg.parse().ok()
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -142,9 +161,15 @@ mod tests {
         assert!(!partial_match(&json!([2, 1]), Some(&json!([1, 2]))));
         assert!(!partial_match(&json!([]), Some(&json!({}))));
         // Objects: extra keys ignored at every depth; presence is required even for null.
-        assert!(partial_match(&json!({"a": {"b": 1}}), Some(&json!({"a": {"b": 1, "c": 2}, "d": 3}))));
+        assert!(partial_match(
+            &json!({"a": {"b": 1}}),
+            Some(&json!({"a": {"b": 1, "c": 2}, "d": 3}))
+        ));
         assert!(!partial_match(&json!({"a": null}), Some(&json!({}))));
-        assert!(partial_match(&json!({"a": null}), Some(&json!({"a": null}))));
+        assert!(partial_match(
+            &json!({"a": null}),
+            Some(&json!({"a": null}))
+        ));
         assert!(!partial_match(&json!({}), Some(&json!([]))));
         assert!(partial_match(&json!({}), Some(&json!({"x": 1}))));
         // Scalars: strict, no coercion.
@@ -159,7 +184,10 @@ mod tests {
         assert!(partial_match(&json!("/^$/"), None));
         assert!(partial_match(&json!("//"), Some(&json!("anything"))));
         assert!(partial_match(&json!("/a/b/"), Some(&json!("xa/by"))));
-        assert!(partial_match(&json!("/ORDERS/i"), Some(&json!("skills/orders.json"))));
+        assert!(partial_match(
+            &json!("/ORDERS/i"),
+            Some(&json!("skills/orders.json"))
+        ));
         assert!(!partial_match(&json!("/ORDERS/"), Some(&json!("orders"))));
         // A malformed regex falls back to a literal.
         assert!(partial_match(&json!("/(/"), Some(&json!("/(/"))));
@@ -169,7 +197,10 @@ mod tests {
 
     #[test]
     fn deep_equal_ignores_key_order_and_number_spelling() {
-        assert!(deep_equal(&json!({"a": 1, "b": [1, 2]}), &json!({"b": [1.0, 2], "a": 1})));
+        assert!(deep_equal(
+            &json!({"a": 1, "b": [1, 2]}),
+            &json!({"b": [1.0, 2], "a": 1})
+        ));
         assert!(!deep_equal(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
         assert!(!deep_equal(&json!([1, 2]), &json!([2, 1])));
         assert!(!deep_equal(&json!("1"), &json!(1)));

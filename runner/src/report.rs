@@ -44,13 +44,20 @@ impl Counts {
 
     /// `P passed, F failed, S skipped`.
     pub fn line(&self) -> String {
-        format!("{} passed, {} failed, {} skipped", self.passed, self.failed, self.skipped)
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
     }
 }
 
 /// The suite header on stderr.
 pub fn header(w: &mut dyn Write, workflow: &str, cases: usize) -> io::Result<()> {
-    writeln!(w, "wfx-lsp test · {workflow} · {cases} case{} · deterministic runner, scripted agents", if cases == 1 { "" } else { "s" })
+    writeln!(
+        w,
+        "wfx-lsp test · {workflow} · {cases} case{} · deterministic runner, scripted agents",
+        if cases == 1 { "" } else { "s" }
+    )
 }
 
 /// One case's narration: a dimmed header, its state flow, the verdict line, indented
@@ -68,7 +75,9 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
     match r.verdict.status {
         VerdictStatus::Passed => writeln!(w, "  ✔ passed ({} ms)", run.duration_ms)?,
         VerdictStatus::Failed => writeln!(w, "  ✖ failed ({} ms)", run.duration_ms)?,
-        VerdictStatus::Skipped => writeln!(w, "  ○ skipped: {}", r.skip_reason.as_deref().unwrap_or(""))?,
+        VerdictStatus::Skipped => {
+            writeln!(w, "  ○ skipped: {}", r.skip_reason.as_deref().unwrap_or(""))?
+        }
     }
     for f in &r.verdict.failures {
         let mut lines = f.lines();
@@ -84,13 +93,32 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
             writeln!(w, "      grade {s} (at least {t})")?;
         }
     }
-    let skipped_grades = r.records.iter().filter(|x| x.kind == "grade" && x.status == RecordStatus::NotExecuted && x.detail.is_some()).count();
-    let not_executed = r.records.iter().filter(|x| x.status == RecordStatus::NotExecuted).count() - skipped_grades;
+    let skipped_grades = r
+        .records
+        .iter()
+        .filter(|x| {
+            x.kind == "grade" && x.status == RecordStatus::NotExecuted && x.detail.is_some()
+        })
+        .count();
+    let not_executed = r
+        .records
+        .iter()
+        .filter(|x| x.status == RecordStatus::NotExecuted)
+        .count()
+        - skipped_grades;
     if not_executed > 0 {
-        writeln!(w, "      {not_executed} assertion{} not executed", if not_executed == 1 { "" } else { "s" })?;
+        writeln!(
+            w,
+            "      {not_executed} assertion{} not executed",
+            if not_executed == 1 { "" } else { "s" }
+        )?;
     }
     if skipped_grades > 0 {
-        writeln!(w, "      {skipped_grades} grade{} skipped (--skip-grades)", if skipped_grades == 1 { "" } else { "s" })?;
+        writeln!(
+            w,
+            "      {skipped_grades} grade{} skipped (--skip-grades)",
+            if skipped_grades == 1 { "" } else { "s" }
+        )?;
     }
     Ok(())
 }
@@ -99,9 +127,25 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
 pub fn summary(w: &mut dyn Write, run: &SuiteRun) -> io::Result<()> {
     let c = Counts::of(run);
     writeln!(w)?;
-    let names = |s: VerdictStatus| -> Vec<&str> { run.result.results.iter().filter(|r| r.verdict.status == s).map(|r| r.id.as_str()).collect() };
-    writeln!(w, "{}: {} ({} ms)", run.result.workflow, c.line(), run.duration_ms)?;
-    for (label, s) in [("failed", VerdictStatus::Failed), ("skipped", VerdictStatus::Skipped)] {
+    let names = |s: VerdictStatus| -> Vec<&str> {
+        run.result
+            .results
+            .iter()
+            .filter(|r| r.verdict.status == s)
+            .map(|r| r.id.as_str())
+            .collect()
+    };
+    writeln!(
+        w,
+        "{}: {} ({} ms)",
+        run.result.workflow,
+        c.line(),
+        run.duration_ms
+    )?;
+    for (label, s) in [
+        ("failed", VerdictStatus::Failed),
+        ("skipped", VerdictStatus::Skipped),
+    ] {
         let n = names(s);
         if !n.is_empty() {
             writeln!(w, "  {label}: {}", n.join(", "))?;
@@ -164,19 +208,44 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                 Some(t) => format!("{} · {t}", r.id),
                 None => r.id.clone(),
             };
-            write!(w, "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"{}\"", xml(&run.result.workflow), xml(&name), xml(&case.path), secs(case.duration_ms))?;
+            write!(
+                w,
+                "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"{}\"",
+                xml(&run.result.workflow),
+                xml(&name),
+                xml(&case.path),
+                secs(case.duration_ms)
+            )?;
             match r.verdict.status {
                 VerdictStatus::Passed => writeln!(w, "/>")?,
                 VerdictStatus::Skipped => {
                     writeln!(w, ">")?;
-                    writeln!(w, "      <skipped message=\"{}\"/>", xml(r.skip_reason.as_deref().unwrap_or("")))?;
+                    writeln!(
+                        w,
+                        "      <skipped message=\"{}\"/>",
+                        xml(r.skip_reason.as_deref().unwrap_or(""))
+                    )?;
                     writeln!(w, "    </testcase>")?;
                 }
                 VerdictStatus::Failed => {
                     writeln!(w, ">")?;
-                    let first = r.verdict.failures.first().map(String::as_str).unwrap_or("failed");
-                    let tag = if r.error.is_some() { "error" } else { "failure" };
-                    writeln!(w, "      <{tag} message=\"{}\">{}</{tag}>", xml(first.lines().next().unwrap_or("")), xml(&r.verdict.failures.join("\n")))?;
+                    let first = r
+                        .verdict
+                        .failures
+                        .first()
+                        .map(String::as_str)
+                        .unwrap_or("failed");
+                    let tag = if r.error.is_some() {
+                        "error"
+                    } else {
+                        "failure"
+                    };
+                    writeln!(
+                        w,
+                        "      <{tag} message=\"{}\">{}</{tag}>",
+                        xml(first.lines().next().unwrap_or("")),
+                        xml(&r.verdict.failures.join("\n"))
+                    )?;
                     if !case.flow.is_empty() {
                         writeln!(w, "      <system-out>{}</system-out>", xml(&case.flow))?;
                     }
@@ -227,7 +296,11 @@ pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                 case.duration_ms
             )?;
         }
-        let failed: Vec<&CaseRun> = run.cases.iter().filter(|c| c.result.verdict.status == VerdictStatus::Failed).collect();
+        let failed: Vec<&CaseRun> = run
+            .cases
+            .iter()
+            .filter(|c| c.result.verdict.status == VerdictStatus::Failed)
+            .collect();
         if !failed.is_empty() {
             writeln!(w)?;
             writeln!(w, "### Failures")?;

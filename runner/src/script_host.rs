@@ -120,7 +120,9 @@ pub enum ScriptError {
 impl std::fmt::Display for ScriptError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ScriptError::Unavailable(m) | ScriptError::Threw(m) | ScriptError::Failed(m) => f.write_str(m),
+            ScriptError::Unavailable(m) | ScriptError::Threw(m) | ScriptError::Failed(m) => {
+                f.write_str(m)
+            }
         }
     }
 }
@@ -135,9 +137,17 @@ pub trait ToolBridge {
 /// Runs JavaScript for the simulator. See the module docs for the contract.
 pub trait ScriptHost {
     /// Runs one lifecycle hook.
-    fn run_hook(&mut self, req: HookRequest, bridge: &mut dyn ToolBridge) -> Result<HookVerdict, ScriptError>;
+    fn run_hook(
+        &mut self,
+        req: HookRequest,
+        bridge: &mut dyn ToolBridge,
+    ) -> Result<HookVerdict, ScriptError>;
     /// Runs one `archmax_run` script; the value is the tool result.
-    fn run_script(&mut self, req: ScriptRequest, bridge: &mut dyn ToolBridge) -> Result<Value, ScriptError>;
+    fn run_script(
+        &mut self,
+        req: ScriptRequest,
+        bridge: &mut dyn ToolBridge,
+    ) -> Result<Value, ScriptError>;
 }
 
 /// The host used when no sandbox is plugged in: every request is
@@ -146,14 +156,22 @@ pub trait ScriptHost {
 pub struct NoScriptHost;
 
 impl ScriptHost for NoScriptHost {
-    fn run_hook(&mut self, req: HookRequest, _bridge: &mut dyn ToolBridge) -> Result<HookVerdict, ScriptError> {
+    fn run_hook(
+        &mut self,
+        req: HookRequest,
+        _bridge: &mut dyn ToolBridge,
+    ) -> Result<HookVerdict, ScriptError> {
         Err(ScriptError::Unavailable(format!(
             "hook `{}` was not executed: the JavaScript sandbox is not available",
             req.path
         )))
     }
 
-    fn run_script(&mut self, req: ScriptRequest, _bridge: &mut dyn ToolBridge) -> Result<Value, ScriptError> {
+    fn run_script(
+        &mut self,
+        req: ScriptRequest,
+        _bridge: &mut dyn ToolBridge,
+    ) -> Result<Value, ScriptError> {
         Err(ScriptError::Unavailable(format!(
             "script `{}` was not executed: the JavaScript sandbox is not available",
             req.path
@@ -219,7 +237,10 @@ mod tests {
     #[test]
     fn camel_names_map_to_wire_names() {
         assert_eq!(tool_name_from_camel("readFile"), "read_file");
-        assert_eq!(tool_name_from_camel("archmaxWorkflowEnrichOrder"), "archmax_workflow_enrich-order");
+        assert_eq!(
+            tool_name_from_camel("archmaxWorkflowEnrichOrder"),
+            "archmax_workflow_enrich-order"
+        );
         assert_eq!(tool_name_from_camel("read_file"), "read_file");
     }
 }

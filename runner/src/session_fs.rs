@@ -70,7 +70,9 @@ pub fn normalize(path: &str) -> Result<String, ()> {
 
 /// Classifies a session path (FORMAT §B.8).
 pub fn classify(path: &str) -> Zone {
-    let Ok(norm) = normalize(path) else { return Zone::Escapes };
+    let Ok(norm) = normalize(path) else {
+        return Zone::Escapes;
+    };
     if norm.is_empty() {
         return Zone::Root;
     }
@@ -105,7 +107,10 @@ impl std::fmt::Display for FsError {
         match self {
             FsError::NotFound(p) => write!(f, "no such file or folder: {p}"),
             FsError::Escapes(p) => write!(f, "`{p}` is outside the session folder"),
-            FsError::Symlink(p) => write!(f, "`{p}` crosses a symbolic link, which the session folder does not follow"),
+            FsError::Symlink(p) => write!(
+                f,
+                "`{p}` crosses a symbolic link, which the session folder does not follow"
+            ),
             FsError::ReadOnly(p, z) => write!(f, "`{p}` is in the read-only `{}` zone", z.as_str()),
             FsError::Io(m) => f.write_str(m),
         }
@@ -130,7 +135,10 @@ pub struct SessionFs<'w> {
 
 impl std::fmt::Debug for SessionFs<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionFs").field("dir", &self.dir.path()).field("root", &self.root).finish()
+        f.debug_struct("SessionFs")
+            .field("dir", &self.dir.path())
+            .field("root", &self.root)
+            .finish()
     }
 }
 
@@ -142,7 +150,11 @@ impl<'w> SessionFs<'w> {
             .prefix("wfx-session-")
             .tempdir()
             .map_err(|e| FsError::Io(format!("cannot create the session folder: {e}")))?;
-        Ok(Self { dir, workspace, root: root.to_owned() })
+        Ok(Self {
+            dir,
+            workspace,
+            root: root.to_owned(),
+        })
     }
 
     /// The host path of the session folder (for tests and diagnostics only).
@@ -154,10 +166,10 @@ impl<'w> SessionFs<'w> {
         let mut p = self.dir.path().to_path_buf();
         for seg in norm.split('/').filter(|s| !s.is_empty()) {
             p.push(seg);
-            if let Ok(meta) = std::fs::symlink_metadata(&p) {
-                if meta.file_type().is_symlink() {
-                    return Err(FsError::Symlink(norm.to_owned()));
-                }
+            if let Ok(meta) = std::fs::symlink_metadata(&p)
+                && meta.file_type().is_symlink()
+            {
+                return Err(FsError::Symlink(norm.to_owned()));
             }
         }
         Ok(p)
@@ -200,11 +212,13 @@ impl<'w> SessionFs<'w> {
         }
         let host = self.host_path(&norm)?;
         if let Some(parent) = host.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| FsError::Io(format!("cannot create folders for `{norm}`: {e}")))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| FsError::Io(format!("cannot create folders for `{norm}`: {e}")))?;
             // Re-check: a folder created above must not be a link either.
             self.host_path(&norm)?;
         }
-        std::fs::write(&host, content).map_err(|e| FsError::Io(format!("cannot write `{norm}`: {e}")))
+        std::fs::write(&host, content)
+            .map_err(|e| FsError::Io(format!("cannot write `{norm}`: {e}")))
     }
 
     /// Removes a file.
@@ -226,18 +240,30 @@ impl<'w> SessionFs<'w> {
         let norm = Self::norm(path)?;
         let mut out = Vec::new();
         if classify(&norm) == Zone::Authored {
-            let entries = self.workspace.list(&join(&self.root, &norm)).map_err(|_| FsError::NotFound(norm.clone()))?;
+            let entries = self
+                .workspace
+                .list(&join(&self.root, &norm))
+                .map_err(|_| FsError::NotFound(norm.clone()))?;
             for e in entries {
-                out.push(Entry { path: join(&norm, &e.name), is_dir: e.is_dir });
+                out.push(Entry {
+                    path: join(&norm, &e.name),
+                    is_dir: e.is_dir,
+                });
             }
             return Ok(out);
         }
         if norm.is_empty() {
             if self.workspace.list(&join(&self.root, "skills")).is_ok() {
-                out.push(Entry { path: "skills".into(), is_dir: true });
+                out.push(Entry {
+                    path: "skills".into(),
+                    is_dir: true,
+                });
             }
             if self.workspace.is_file(&join(&self.root, "AGENTS.md")) {
-                out.push(Entry { path: "AGENTS.md".into(), is_dir: false });
+                out.push(Entry {
+                    path: "AGENTS.md".into(),
+                    is_dir: false,
+                });
             }
         }
         let host = self.host_path(&norm)?;
@@ -246,7 +272,10 @@ impl<'w> SessionFs<'w> {
                 for e in rd.flatten() {
                     let name = e.file_name().to_string_lossy().into_owned();
                     let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
-                    out.push(Entry { path: join(&norm, &name), is_dir });
+                    out.push(Entry {
+                        path: join(&norm, &name),
+                        is_dir,
+                    });
                 }
             }
             Err(_) if norm.is_empty() => {}
@@ -285,7 +314,9 @@ mod tests {
     use wfx_schemas::files::MemFiles;
 
     fn ws() -> MemFiles {
-        MemFiles::new().with("skills/a/SKILL.md", "# a").with("AGENTS.md", "persona")
+        MemFiles::new()
+            .with("skills/a/SKILL.md", "# a")
+            .with("AGENTS.md", "persona")
     }
 
     #[test]
@@ -311,26 +342,53 @@ mod tests {
         let fs = SessionFs::new(&w, "").unwrap();
         assert_eq!(fs.read("skills/a/SKILL.md").unwrap(), "# a");
         assert_eq!(fs.read("/AGENTS.md").unwrap(), "persona");
-        assert_eq!(fs.write("skills/a/SKILL.md", "x"), Err(FsError::ReadOnly("skills/a/SKILL.md".into(), Zone::Authored)));
-        assert_eq!(fs.write("artifacts/x", "x"), Err(FsError::ReadOnly("artifacts/x".into(), Zone::RunInternal)));
+        assert_eq!(
+            fs.write("skills/a/SKILL.md", "x"),
+            Err(FsError::ReadOnly(
+                "skills/a/SKILL.md".into(),
+                Zone::Authored
+            ))
+        );
+        assert_eq!(
+            fs.write("artifacts/x", "x"),
+            Err(FsError::ReadOnly("artifacts/x".into(), Zone::RunInternal))
+        );
         fs.write("scratchpad/n.txt", "hi").unwrap();
         assert_eq!(
             fs.list("").unwrap(),
             vec![
-                Entry { path: "AGENTS.md".into(), is_dir: false },
-                Entry { path: "scratchpad".into(), is_dir: true },
-                Entry { path: "skills".into(), is_dir: true },
+                Entry {
+                    path: "AGENTS.md".into(),
+                    is_dir: false
+                },
+                Entry {
+                    path: "scratchpad".into(),
+                    is_dir: true
+                },
+                Entry {
+                    path: "skills".into(),
+                    is_dir: true
+                },
             ]
         );
-        assert_eq!(fs.walk(""), vec!["AGENTS.md", "scratchpad/n.txt", "skills/a/SKILL.md"]);
+        assert_eq!(
+            fs.walk(""),
+            vec!["AGENTS.md", "scratchpad/n.txt", "skills/a/SKILL.md"]
+        );
     }
 
     #[test]
     fn dot_dot_never_leaves_the_session_folder() {
         let w = ws();
         let fs = SessionFs::new(&w, "").unwrap();
-        assert!(matches!(fs.read("../../etc/passwd"), Err(FsError::Escapes(_))));
-        assert!(matches!(fs.write("scratchpad/../../escape.txt", "x"), Err(FsError::Escapes(_))));
+        assert!(matches!(
+            fs.read("../../etc/passwd"),
+            Err(FsError::Escapes(_))
+        ));
+        assert!(matches!(
+            fs.write("scratchpad/../../escape.txt", "x"),
+            Err(FsError::Escapes(_))
+        ));
         let outside = fs.host_dir().parent().unwrap().join("escape.txt");
         assert!(!outside.exists());
     }
@@ -340,7 +398,10 @@ mod tests {
         let w = ws();
         let fs = SessionFs::new(&w, "").unwrap();
         // `/etc/hostname` is the session's own `etc/hostname`, which does not exist.
-        assert!(matches!(fs.read("/etc/hostname"), Err(FsError::NotFound(_))));
+        assert!(matches!(
+            fs.read("/etc/hostname"),
+            Err(FsError::NotFound(_))
+        ));
         let probe = format!("/tmp/wfx-abs-probe-{}.txt", std::process::id());
         fs.write(&probe, "x").unwrap();
         assert!(!Path::new(&probe).exists());
@@ -355,8 +416,14 @@ mod tests {
         let target = tempfile::tempdir().unwrap();
         std::fs::write(target.path().join("secret.txt"), "secret").unwrap();
         std::os::unix::fs::symlink(target.path(), fs.host_dir().join("link")).unwrap();
-        assert_eq!(fs.read("link/secret.txt"), Err(FsError::Symlink("link/secret.txt".into())));
-        assert_eq!(fs.write("link/new.txt", "x"), Err(FsError::Symlink("link/new.txt".into())));
+        assert_eq!(
+            fs.read("link/secret.txt"),
+            Err(FsError::Symlink("link/secret.txt".into()))
+        );
+        assert_eq!(
+            fs.write("link/new.txt", "x"),
+            Err(FsError::Symlink("link/new.txt".into()))
+        );
         assert!(!target.path().join("new.txt").exists());
     }
 

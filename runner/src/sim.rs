@@ -40,7 +40,9 @@ use crate::clock::Clock;
 use crate::governance::{self, Block};
 use crate::grade::{GradePolicy, Judge, unavailable_reason};
 use crate::matching::{partial_match, resolve_path};
-use crate::script_host::{HookPhase, HookRequest, HookVerdict, ScriptError, ScriptHost, ScriptRequest, ToolBridge};
+use crate::script_host::{
+    HookPhase, HookRequest, HookVerdict, ScriptError, ScriptHost, ScriptRequest, ToolBridge,
+};
 use crate::session_fs::{FsError, SessionFs, Zone, classify};
 
 /// An error that ends the case ("died", FORMAT §C.3).
@@ -313,7 +315,11 @@ pub struct Simulator<'w, 'h> {
 enum HookOutcome {
     Ok,
     Veto(String),
-    Correct { key: String, reason: String, budget: u64 },
+    Correct {
+        key: String,
+        reason: String,
+        budget: u64,
+    },
     Failed(String),
 }
 
@@ -345,8 +351,14 @@ fn is_date(s: &str) -> bool {
     if b.len() != 10 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
         return false;
     }
-    let num = |r: std::ops::Range<usize>| s.get(r).filter(|p| p.bytes().all(|c| c.is_ascii_digit())).and_then(|p| p.parse::<u32>().ok());
-    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else { return false };
+    let num = |r: std::ops::Range<usize>| {
+        s.get(r)
+            .filter(|p| p.bytes().all(|c| c.is_ascii_digit()))
+            .and_then(|p| p.parse::<u32>().ok())
+    };
+    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
+        return false;
+    };
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let days = match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -359,14 +371,23 @@ fn is_date(s: &str) -> bool {
 }
 
 fn is_date_time(s: &str) -> bool {
-    let (Some(date), Some(rest)) = (s.get(..10), s.get(10..)) else { return false };
+    let (Some(date), Some(rest)) = (s.get(..10), s.get(10..)) else {
+        return false;
+    };
     if !is_date(date) {
         return false;
     }
-    let Some(rest) = rest.strip_prefix(['T', 't']) else { return false };
+    let Some(rest) = rest.strip_prefix(['T', 't']) else {
+        return false;
+    };
     let hms = rest.get(..8).unwrap_or_default();
-    let parts: Vec<Option<u32>> = hms.split(':').map(|p| if p.len() == 2 { p.parse().ok() } else { None }).collect();
-    let [Some(h), Some(mi), Some(sec)] = parts.as_slice() else { return false };
+    let parts: Vec<Option<u32>> = hms
+        .split(':')
+        .map(|p| if p.len() == 2 { p.parse().ok() } else { None })
+        .collect();
+    let [Some(h), Some(mi), Some(sec)] = parts.as_slice() else {
+        return false;
+    };
     if *h > 23 || *mi > 59 || *sec > 60 {
         return false;
     }
@@ -385,19 +406,31 @@ fn is_date_time(s: &str) -> bool {
     b.len() == 6
         && matches!(b.first(), Some(b'+') | Some(b'-'))
         && b.get(3) == Some(&b':')
-        && tail.get(1..3).and_then(|h| h.parse::<u32>().ok()).is_some_and(|h| h <= 23)
-        && tail.get(4..6).and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| m <= 59)
+        && tail
+            .get(1..3)
+            .and_then(|h| h.parse::<u32>().ok())
+            .is_some_and(|h| h <= 23)
+        && tail
+            .get(4..6)
+            .and_then(|m| m.parse::<u32>().ok())
+            .is_some_and(|m| m <= 59)
 }
 
 /// `signatureValueIssues` for one entry (FORMAT §A.5): `None` when `value` conforms.
 pub fn signature_issue(entry: &SigEntry, value: Option<&Value>) -> Option<String> {
     let name = &entry.name.value;
-    let Some(v) = value else { return Some(format!("'{name}' was not set")) };
-    let Some(ty) = entry.ty.as_deref() else { return None };
+    let Some(v) = value else {
+        return Some(format!("'{name}' was not set"));
+    };
+    let ty = entry.ty.as_deref()?;
     let ok = match (ty, v) {
         (_, Value::Null) => false,
         ("string", Value::String(_)) => true,
-        ("integer", Value::Number(n)) => n.as_i64().is_some() || n.as_u64().is_some() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+        ("integer", Value::Number(n)) => {
+            n.as_i64().is_some()
+                || n.as_u64().is_some()
+                || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         ("number", Value::Number(n)) => n.as_f64().is_some_and(f64::is_finite),
         ("boolean", Value::Bool(_)) => true,
         ("date", Value::String(s)) => is_date(s),
@@ -412,7 +445,8 @@ pub fn signature_issue(entry: &SigEntry, value: Option<&Value>) -> Option<String
 impl<'w> Session<'w> {
     /// A new session in a fresh session folder. `mocks` are the case's mocks.
     pub fn new(cfg: SimConfig<'w>, mocks: Vec<Mock>) -> Result<Self, SimError> {
-        let fs = SessionFs::new(cfg.workspace, &cfg.dir.root).map_err(|e| SimError(e.to_string()))?;
+        let fs =
+            SessionFs::new(cfg.workspace, &cfg.dir.root).map_err(|e| SimError(e.to_string()))?;
         Ok(Self {
             cfg,
             fs,
@@ -457,11 +491,19 @@ impl<'w> Session<'w> {
     }
 
     fn plain_vars(&self) -> IndexMap<String, Value> {
-        self.variables.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect()
+        self.variables
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect()
     }
 
     fn vars_json(&self) -> Value {
-        Value::Object(self.variables.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect())
+        Value::Object(
+            self.variables
+                .iter()
+                .map(|(k, v)| (k.clone(), v.value.clone()))
+                .collect(),
+        )
     }
 
     fn note(&mut self, kind: &'static str, text: String) {
@@ -470,7 +512,14 @@ impl<'w> Session<'w> {
 
     fn push_trail(&mut self, to: &str, kind: &'static str, reason: Option<String>) {
         let ts = self.now();
-        self.trail.push(TrailStep { to: to.to_owned(), kind, reason, workflow: None, status: None, ts });
+        self.trail.push(TrailStep {
+            to: to.to_owned(),
+            kind,
+            reason,
+            workflow: None,
+            status: None,
+            ts,
+        });
     }
 
     /// Resolves the trigger and opens the session (FORMAT §B.10 at run time, §E.1).
@@ -479,9 +528,14 @@ impl<'w> Session<'w> {
         let Some(t) = wf.trigger(trigger_id) else {
             let ids = wf.trigger_ids();
             return Err(SimError(if ids.is_empty() {
-                format!("no start state for trigger `{trigger_id}`: the workflow declares no start-state triggers")
+                format!(
+                    "no start state for trigger `{trigger_id}`: the workflow declares no start-state triggers"
+                )
             } else {
-                format!("no start state for trigger `{trigger_id}`; declared triggers: {}", ids.join(", "))
+                format!(
+                    "no start state for trigger `{trigger_id}`; declared triggers: {}",
+                    ids.join(", ")
+                )
             }));
         };
         self.trigger_id = trigger_id.to_owned();
@@ -503,7 +557,9 @@ impl<'w> Session<'w> {
             }
         }
         for (path, content) in files {
-            self.fs.write(path, content).map_err(|e| SimError(format!("cannot seed `{path}`: {e}")))?;
+            self.fs
+                .write(path, content)
+                .map_err(|e| SimError(format!("cannot seed `{path}`: {e}")))?;
         }
         Ok(())
     }
@@ -513,28 +569,51 @@ impl<'w> Session<'w> {
     pub fn seed_variables(&mut self, vars: &[(String, Value)]) -> Result<(), SimError> {
         for (name, value) in vars {
             if !is_variable_name(name) {
-                return Err(SimError(format!("`{name}` is not a valid variable name (seeded): use lowercase letters, digits and underscores, starting with a letter")));
+                return Err(SimError(format!(
+                    "`{name}` is not a valid variable name (seeded): use lowercase letters, digits and underscores, starting with a letter"
+                )));
             }
             if name == "title" {
                 let s = value.as_str().unwrap_or_default();
                 if let Some(why) = title_issue(s) {
                     return Err(SimError(format!("the seeded `title` {why}")));
                 }
-                self.variables.insert(name.clone(), Var { value: Value::String(s.trim().to_owned()), locked: false });
+                self.variables.insert(
+                    name.clone(),
+                    Var {
+                        value: Value::String(s.trim().to_owned()),
+                        locked: false,
+                    },
+                );
             } else {
-                self.variables.insert(name.clone(), Var { value: value.clone(), locked: true });
+                self.variables.insert(
+                    name.clone(),
+                    Var {
+                        value: value.clone(),
+                        locked: true,
+                    },
+                );
             }
         }
         Ok(())
     }
 
     fn set_trigger_var(&mut self, id: &str) {
-        self.variables.insert("trigger".into(), Var { value: Value::String(id.to_owned()), locked: true });
+        self.variables.insert(
+            "trigger".into(),
+            Var {
+                value: Value::String(id.to_owned()),
+                locked: true,
+            },
+        );
     }
 
     /// True when the session is parked in either channel.
     pub fn parked(&self) -> bool {
-        matches!(self.status, Status::AwaitingDecision | Status::AwaitingInput)
+        matches!(
+            self.status,
+            Status::AwaitingDecision | Status::AwaitingInput
+        )
     }
 
     /// The view assertions read (FORMAT §E.8).
@@ -553,16 +632,39 @@ impl<'w> Session<'w> {
                         texts.push(text.clone());
                     }
                     if let Some((id, name, input)) = call {
-                        calls.push((*id, ToolCallFact { name: name.clone(), input: input.clone(), status: "pending", output: None }));
+                        calls.push((
+                            *id,
+                            ToolCallFact {
+                                name: name.clone(),
+                                input: input.clone(),
+                                status: "pending",
+                                output: None,
+                            },
+                        ));
                     }
                 }
-                Msg::Tool { call_id, content, error, blocked, .. } => {
+                Msg::Tool {
+                    call_id,
+                    content,
+                    error,
+                    blocked,
+                    ..
+                } => {
                     if *error && !*blocked {
                         failed = true;
                     }
                     if let Some((_, fact)) = calls.iter_mut().find(|(id, _)| id == call_id) {
-                        fact.status = if *blocked { "rejected" } else if *error { "failed" } else { "completed" };
-                        fact.output = Some(serde_json::from_str(content).unwrap_or_else(|_| Value::String(content.clone())));
+                        fact.status = if *blocked {
+                            "rejected"
+                        } else if *error {
+                            "failed"
+                        } else {
+                            "completed"
+                        };
+                        fact.output = Some(
+                            serde_json::from_str(content)
+                                .unwrap_or_else(|_| Value::String(content.clone())),
+                        );
                     }
                 }
                 Msg::Note { kind, text } => notes.push((*kind, text.clone())),
@@ -592,9 +694,12 @@ impl<'w> Session<'w> {
         if !self.mocks_active {
             return None;
         }
-        self.mocks
-            .iter()
-            .find(|m| m.tool.value == tool && m.when_input.as_ref().is_none_or(|w| partial_match(w, Some(input))))
+        self.mocks.iter().find(|m| {
+            m.tool.value == tool
+                && m.when_input
+                    .as_ref()
+                    .is_none_or(|w| partial_match(w, Some(input)))
+        })
     }
 
     fn mock_text(result: &Value) -> String {
@@ -609,7 +714,9 @@ impl<'w> Session<'w> {
         let s = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         let enabled: Option<Vec<String>> = match authority {
             Authority::Runtime => None,
-            Authority::Agent => self.state_model().map(|st| governance::enabled_skills(self.wf(), st)),
+            Authority::Agent => self
+                .state_model()
+                .map(|st| governance::enabled_skills(self.wf(), st)),
         };
         let visible = |p: &str| match (&enabled, governance::skill_of(p)) {
             (Some(list), Some(slug)) => list.contains(&slug),
@@ -700,20 +807,32 @@ impl<'w> Session<'w> {
 
     /// Dispatches `archmax_workflow_<slug>` from a mock (FORMAT §B.9, §E.9).
     fn sub_workflow(&mut self, tool: &str, input: &Value) -> ToolResult {
-        let slug = tool.strip_prefix("archmax_workflow_").unwrap_or_default().to_owned();
-        let dir = WorkflowDir { root: self.cfg.dir.root.clone(), slug: slug.clone() };
+        let slug = tool
+            .strip_prefix("archmax_workflow_")
+            .unwrap_or_default()
+            .to_owned();
+        let dir = WorkflowDir {
+            root: self.cfg.dir.root.clone(),
+            slug: slug.clone(),
+        };
         let target = load_workflow(self.cfg.workspace, &dir).and_then(|w| w.model);
         let Some(target) = target else {
-            return Err(format!("`{tool}` refused: no workflow `{slug}` in this workspace (workflows/{slug}/workflow.yaml)"));
+            return Err(format!(
+                "`{tool}` refused: no workflow `{slug}` in this workspace (workflows/{slug}/workflow.yaml)"
+            ));
         };
         if target.disabled {
-            return Err(format!("`{tool}` refused (disabled): workflow `{slug}` is disabled"));
+            return Err(format!(
+                "`{tool}` refused (disabled): workflow `{slug}` is disabled"
+            ));
         }
         let manual = target.trigger("manual");
         if let Some(t) = manual {
             for entry in &t.requires {
                 if let Some(why) = signature_issue(entry, input.get(&entry.name.value)) {
-                    return Err(format!("Call refused before it ran: {why} (a required input of `{slug}`)"));
+                    return Err(format!(
+                        "Call refused before it ran: {why} (a required input of `{slug}`)"
+                    ));
                 }
             }
         }
@@ -738,7 +857,9 @@ impl<'w> Session<'w> {
                 Some(v) => {
                     if let Some(why) = signature_issue(entry, Some(v)) {
                         self.push_sub_trail(&slug, "error");
-                        return Err(format!("`{tool}` failed (invalid-return): {why}; the mocked returns do not match `{slug}`'s declared `returns`"));
+                        return Err(format!(
+                            "`{tool}` failed (invalid-return): {why}; the mocked returns do not match `{slug}`'s declared `returns`"
+                        ));
                     }
                 }
             }
@@ -767,17 +888,23 @@ impl<'w> Session<'w> {
     fn push_sub_trail(&mut self, slug: &str, status: &'static str) {
         let ts = self.now();
         let to = self.state.clone();
-        self.trail.push(TrailStep { to, kind: "sub-workflow", reason: None, workflow: Some(slug.to_owned()), status: Some(status), ts });
+        self.trail.push(TrailStep {
+            to,
+            kind: "sub-workflow",
+            reason: None,
+            workflow: Some(slug.to_owned()),
+            status: Some(status),
+            ts,
+        });
     }
 
     /// A tool call from a script (hook or `archmax_run`) through the bridge.
     fn bridge_call(&mut self, tool: &str, input: Value, authority: Authority) -> ToolResult {
-        if authority == Authority::Agent {
-            if let Some(st) = self.state_model() {
-                if let Err(b) = governance::check_call(self.wf(), st, tool, &input, &self.plain_vars()) {
-                    return Err(format!("blocked by governance ({}): {}", b.rule, b.message));
-                }
-            }
+        if authority == Authority::Agent
+            && let Some(st) = self.state_model()
+            && let Err(b) = governance::check_call(self.wf(), st, tool, &input, &self.plain_vars())
+        {
+            return Err(format!("blocked by governance ({}): {}", b.rule, b.message));
         }
         if tool.starts_with("archmax_workflow_") {
             return self.sub_workflow(tool, &input);
@@ -790,7 +917,9 @@ impl<'w> Session<'w> {
         }
         match self.file_tool(tool, &input, authority) {
             Some(r) => r,
-            None => Err(format!("tool `{tool}` is not available in the simulator; mock it in the case's `mocks:`")),
+            None => Err(format!(
+                "tool `{tool}` is not available in the simulator; mock it in the case's `mocks:`"
+            )),
         }
     }
 }
@@ -808,8 +937,21 @@ impl ToolBridge for Bridge<'_, '_> {
 
 impl<'w, 'h> Simulator<'w, 'h> {
     /// A simulator over `session`.
-    pub fn new(session: Session<'w>, agent: &'h mut dyn Agent, host: &'h mut dyn ScriptHost, judge: Option<&'h mut dyn Judge>) -> Self {
-        Self { session, host, agent, judge, runs: 0, step: 0, flow: Vec::new() }
+    pub fn new(
+        session: Session<'w>,
+        agent: &'h mut dyn Agent,
+        host: &'h mut dyn ScriptHost,
+        judge: Option<&'h mut dyn Judge>,
+    ) -> Self {
+        Self {
+            session,
+            host,
+            agent,
+            judge,
+            runs: 0,
+            step: 0,
+            flow: Vec::new(),
+        }
     }
 
     fn enter_flow(&mut self, state: &str) {
@@ -819,13 +961,20 @@ impl<'w, 'h> Simulator<'w, 'h> {
     }
 
     /// `send` (FORMAT §B.2, §E.1, §E.3). `variables` are the case's, seeded every turn.
-    pub fn send(&mut self, step: usize, message: &str, variables: &[(String, Value)]) -> Result<(), SimError> {
+    pub fn send(
+        &mut self,
+        step: usize,
+        message: &str,
+        variables: &[(String, Value)],
+    ) -> Result<(), SimError> {
         self.step = step;
         if self.session.parked() {
             self.session.messages.push(Msg::User(message.to_owned()));
             self.session.mocks_active = true;
             self.session.reply_only = true;
-            return self.run_agent(RunCause::ReplyWhileParked { message: message.to_owned() });
+            return self.run_agent(RunCause::ReplyWhileParked {
+                message: message.to_owned(),
+            });
         }
         let first = !self.session.started;
         self.session.started = true;
@@ -839,10 +988,20 @@ impl<'w, 'h> Simulator<'w, 'h> {
         let wf = self.session.wf();
         if let Some(t) = wf.trigger(&trigger_id) {
             let vars = self.session.plain_vars();
-            let issues: Vec<String> = t.requires.iter().filter_map(|e| signature_issue(e, vars.get(&e.name.value))).collect();
+            let issues: Vec<String> = t
+                .requires
+                .iter()
+                .filter_map(|e| signature_issue(e, vars.get(&e.name.value)))
+                .collect();
             if !issues.is_empty() {
                 self.session.status = Status::Rejected;
-                self.session.note("rejected", format!("[rejected] the start was refused: trigger '{trigger_id}' requires {}.", issues.join("; ")));
+                self.session.note(
+                    "rejected",
+                    format!(
+                        "[rejected] the start was refused: trigger '{trigger_id}' requires {}.",
+                        issues.join("; ")
+                    ),
+                );
                 return Ok(());
             }
         }
@@ -856,7 +1015,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
         if !self.entry_hooks(&state)? {
             return Ok(());
         }
-        self.run_agent(RunCause::Send { message: message.to_owned() })?;
+        self.run_agent(RunCause::Send {
+            message: message.to_owned(),
+        })?;
         self.finish_turn()
     }
 
@@ -872,8 +1033,13 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 self.session.before_done.insert(state.to_owned());
                 Ok(true)
             }
-            HookOutcome::Veto(reason) | HookOutcome::Correct { reason, .. } | HookOutcome::Failed(reason) => {
-                self.session.note("veto", format!("[veto] Entry to '{state}' was vetoed: {reason}"));
+            HookOutcome::Veto(reason)
+            | HookOutcome::Correct { reason, .. }
+            | HookOutcome::Failed(reason) => {
+                self.session.note(
+                    "veto",
+                    format!("[veto] Entry to '{state}' was vetoed: {reason}"),
+                );
                 self.session.status = Status::Rejected;
                 self.session.reply_only = true;
                 self.run_agent(RunCause::VetoedEntry { reason })?;
@@ -885,16 +1051,36 @@ impl<'w, 'h> Simulator<'w, 'h> {
     /// `decide` (FORMAT §B.2, §E.3). No mocks on the resumed run.
     pub fn decide(&mut self, step: usize, to: &str, comment: Option<&str>) -> Result<(), SimError> {
         self.step = step;
-        let Some(pending) = self.session.pending_decision.clone().filter(|_| self.session.status == Status::AwaitingDecision) else {
-            return Err(SimError(format!("cannot `decide`: the session is not parked at a human state (status: {})", self.session.status.as_str())));
+        let Some(pending) = self
+            .session
+            .pending_decision
+            .clone()
+            .filter(|_| self.session.status == Status::AwaitingDecision)
+        else {
+            return Err(SimError(format!(
+                "cannot `decide`: the session is not parked at a human state (status: {})",
+                self.session.status.as_str()
+            )));
         };
         let wf = self.session.wf();
         let from = pending.state.clone();
-        let Some(edge) = wf.state(&from).and_then(|s| s.transitions.iter().find(|t| t.to.value == to)) else {
-            let declared: Vec<String> = wf.state(&from).map(|s| s.transitions.iter().map(|t| t.to.value.clone()).collect()).unwrap_or_default();
-            return Err(SimError(format!("cannot `decide` `{to}`: it is not a transition of `{from}` (declared: {})", declared.join(", "))));
+        let Some(edge) = wf
+            .state(&from)
+            .and_then(|s| s.transitions.iter().find(|t| t.to.value == to))
+        else {
+            let declared: Vec<String> = wf
+                .state(&from)
+                .map(|s| s.transitions.iter().map(|t| t.to.value.clone()).collect())
+                .unwrap_or_default();
+            return Err(SimError(format!(
+                "cannot `decide` `{to}`: it is not a transition of `{from}` (declared: {})",
+                declared.join(", ")
+            )));
         };
-        let comment = comment.map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned);
+        let comment = comment
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned);
         self.session.push_trail(to, "human", comment.clone());
         let label = match edge.kind.as_ref().map(|k| k.value.as_str()) {
             Some(k) if k != "none" => format!("{k} → '{to}'"),
@@ -927,7 +1113,12 @@ impl<'w, 'h> Simulator<'w, 'h> {
     }
 
     /// `deliver` (FORMAT §B.2, §E.3). No mocks on the resumed run.
-    pub fn deliver(&mut self, step: usize, trigger: &str, variables: &[(String, Value)]) -> Result<(), SimError> {
+    pub fn deliver(
+        &mut self,
+        step: usize,
+        trigger: &str,
+        variables: &[(String, Value)],
+    ) -> Result<(), SimError> {
         self.step = step;
         if self.session.status != Status::AwaitingInput {
             return Err(SimError(format!(
@@ -941,24 +1132,43 @@ impl<'w, 'h> Simulator<'w, 'h> {
             if name == "title" {
                 match value.as_str().filter(|s| title_issue(s).is_none()) {
                     Some(s) => {
-                        self.session.variables.insert(name.clone(), Var { value: Value::String(s.trim().to_owned()), locked: false });
+                        self.session.variables.insert(
+                            name.clone(),
+                            Var {
+                                value: Value::String(s.trim().to_owned()),
+                                locked: false,
+                            },
+                        );
                     }
                     None => continue,
                 }
             } else {
-                self.session.variables.insert(name.clone(), Var { value: value.clone(), locked: true });
+                self.session.variables.insert(
+                    name.clone(),
+                    Var {
+                        value: value.clone(),
+                        locked: true,
+                    },
+                );
             }
             shown.push(format!("{name}={value}"));
         }
         self.session.set_trigger_var(trigger);
-        let tail = if shown.is_empty() { ".".to_owned() } else { format!(": {} (also readable as run variables)", shown.join(", ")) };
+        let tail = if shown.is_empty() {
+            ".".to_owned()
+        } else {
+            format!(": {} (also readable as run variables)", shown.join(", "))
+        };
         self.session.note("event", format!("[event] '{trigger}' arrived while the run waited in '{state}'{tail} You are still in '{state}'; continue from here."));
-        self.session.push_trail(&state, "trigger", Some(trigger.to_owned()));
+        self.session
+            .push_trail(&state, "trigger", Some(trigger.to_owned()));
         self.session.pending_input = None;
         self.session.status = Status::Running;
         self.session.mocks_active = false;
         self.session.reply_only = false;
-        self.run_agent(RunCause::Delivery { trigger: trigger.to_owned() })?;
+        self.run_agent(RunCause::Delivery {
+            trigger: trigger.to_owned(),
+        })?;
         self.finish_turn()
     }
 
@@ -1010,7 +1220,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
         for call in 0..32 {
             let wf = self.session.wf();
             let state = self.session.state_model();
-            let tools = state.map(|s| governance::offered_tools(wf, s)).unwrap_or_default();
+            let tools = state
+                .map(|s| governance::offered_tools(wf, s))
+                .unwrap_or_default();
             let messages = self.agent_messages();
             let vars = self.session.vars_json();
             let state_slug = self.session.state.clone();
@@ -1032,7 +1244,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
             for action in actions {
                 match action {
-                    AgentAction::Say(text) => self.session.messages.push(Msg::Assistant { text, call: None }),
+                    AgentAction::Say(text) => self
+                        .session
+                        .messages
+                        .push(Msg::Assistant { text, call: None }),
                     AgentAction::Call { tool, input } => self.agent_call(&tool, input)?,
                 }
                 if self.session.raised.is_some() {
@@ -1048,16 +1263,38 @@ impl<'w, 'h> Simulator<'w, 'h> {
             .messages
             .iter()
             .map(|m| match m {
-                Msg::User(t) => AgentMessage { role: "user", text: t.clone(), tool: None },
-                Msg::Assistant { text, call } => AgentMessage { role: "assistant", text: text.clone(), tool: call.as_ref().map(|c| c.1.clone()) },
-                Msg::Tool { name, content, .. } => AgentMessage { role: "tool", text: content.clone(), tool: Some(name.clone()) },
-                Msg::Note { text, .. } => AgentMessage { role: "runtime", text: text.clone(), tool: None },
+                Msg::User(t) => AgentMessage {
+                    role: "user",
+                    text: t.clone(),
+                    tool: None,
+                },
+                Msg::Assistant { text, call } => AgentMessage {
+                    role: "assistant",
+                    text: text.clone(),
+                    tool: call.as_ref().map(|c| c.1.clone()),
+                },
+                Msg::Tool { name, content, .. } => AgentMessage {
+                    role: "tool",
+                    text: content.clone(),
+                    tool: Some(name.clone()),
+                },
+                Msg::Note { text, .. } => AgentMessage {
+                    role: "runtime",
+                    text: text.clone(),
+                    tool: None,
+                },
             })
             .collect()
     }
 
     fn push_result(&mut self, id: u64, name: &str, content: String, error: bool, blocked: bool) {
-        self.session.messages.push(Msg::Tool { call_id: id, name: name.to_owned(), content, error, blocked });
+        self.session.messages.push(Msg::Tool {
+            call_id: id,
+            name: name.to_owned(),
+            content,
+            error,
+            blocked,
+        });
     }
 
     /// Executes one agent tool call: reply-only rule, reference substitution, governance,
@@ -1065,8 +1302,16 @@ impl<'w, 'h> Simulator<'w, 'h> {
     fn agent_call(&mut self, tool: &str, input: Value) -> Result<(), SimError> {
         self.session.next_call += 1;
         let id = self.session.next_call;
-        self.session.messages.push(Msg::Assistant { text: String::new(), call: Some((id, tool.to_owned(), input.clone())) });
-        if self.session.reply_only || matches!(self.session.status, Status::Rejected | Status::Completed | Status::Failed) {
+        self.session.messages.push(Msg::Assistant {
+            text: String::new(),
+            call: Some((id, tool.to_owned(), input.clone())),
+        });
+        if self.session.reply_only
+            || matches!(
+                self.session.status,
+                Status::Rejected | Status::Completed | Status::Failed
+            )
+        {
             self.push_result(id, tool, format!("Refused (tool.reply-only): `{tool}` was not run; this turn may only reply, because the session is {}.", self.session.status.as_str()), true, true);
             return Ok(());
         }
@@ -1079,10 +1324,21 @@ impl<'w, 'h> Simulator<'w, 'h> {
         };
         let wf = self.session.wf();
         let Some(state) = self.session.state_model() else {
-            return Err(SimError(format!("the session is in an undeclared state `{}`", self.session.state)));
+            return Err(SimError(format!(
+                "the session is in an undeclared state `{}`",
+                self.session.state
+            )));
         };
-        if let Err(Block { rule, message }) = governance::check_call(wf, state, tool, &input, &self.session.plain_vars()) {
-            self.push_result(id, tool, format!("Blocked by governance ({rule}): {message}."), true, true);
+        if let Err(Block { rule, message }) =
+            governance::check_call(wf, state, tool, &input, &self.session.plain_vars())
+        {
+            self.push_result(
+                id,
+                tool,
+                format!("Blocked by governance ({rule}): {message}."),
+                true,
+                true,
+            );
             return Ok(());
         }
         let result = match tool {
@@ -1103,7 +1359,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 } else {
                     match self.session.file_tool(t, &input, Authority::Agent) {
                         Some(r) => r,
-                        None => Err(format!("tool `{t}` is not available in the simulator: declare a mock for it in the case's `mocks:`")),
+                        None => Err(format!(
+                            "tool `{t}` is not available in the simulator: declare a mock for it in the case's `mocks:`"
+                        )),
                     }
                 }
             }
@@ -1116,7 +1374,11 @@ impl<'w, 'h> Simulator<'w, 'h> {
     }
 
     fn run_script(&mut self, input: &Value) -> Result<ToolResult, SimError> {
-        let Some(path) = input.get("file_path").and_then(Value::as_str).map(str::to_owned) else {
+        let Some(path) = input
+            .get("file_path")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
             return Ok(Err("archmax_run: `file_path` is required".into()));
         };
         let source = match self.session.fs.read(&path) {
@@ -1134,19 +1396,31 @@ impl<'w, 'h> Simulator<'w, 'h> {
             max_calls: wf.max_ptc_calls,
         };
         let Simulator { session, host, .. } = self;
-        let mut bridge = Bridge { session, authority: Authority::Agent };
+        let mut bridge = Bridge {
+            session,
+            authority: Authority::Agent,
+        };
         match host.run_script(req, &mut bridge) {
             Ok(Value::String(s)) => Ok(Ok(s)),
             Ok(v) => Ok(Ok(v.to_string())),
             Err(ScriptError::Unavailable(m)) => Err(SimError(m)),
-            Err(ScriptError::Threw(m)) | Err(ScriptError::Failed(m)) => Ok(Err(format!("archmax_run `{path}` failed: {m}"))),
+            Err(ScriptError::Threw(m)) | Err(ScriptError::Failed(m)) => {
+                Ok(Err(format!("archmax_run `{path}` failed: {m}")))
+            }
         }
     }
 
     /// Runs the hooks of `state` for `phase`; `advance` is `(from, to, reason)`.
-    fn run_hooks(&mut self, state: &str, phase: HookPhase, advance: Option<(&str, &str, &str)>) -> Result<HookOutcome, SimError> {
+    fn run_hooks(
+        &mut self,
+        state: &str,
+        phase: HookPhase,
+        advance: Option<(&str, &str, &str)>,
+    ) -> Result<HookOutcome, SimError> {
         let wf = self.session.wf();
-        let Some(st) = wf.state(state) else { return Ok(HookOutcome::Ok) };
+        let Some(st) = wf.state(state) else {
+            return Ok(HookOutcome::Ok);
+        };
         if st.kind == StateType::Human {
             return Ok(HookOutcome::Ok);
         }
@@ -1156,18 +1430,31 @@ impl<'w, 'h> Simulator<'w, 'h> {
         };
         for (i, hook) in hooks.iter().enumerate() {
             let verdict = match &hook.kind {
-                HookKind::Script(path) => self.run_script_hook(state, phase, &path.value, advance)?,
+                HookKind::Script(path) => {
+                    self.run_script_hook(state, phase, &path.value, advance)?
+                }
                 HookKind::Rubric(instructions) => {
                     let id = format!("{state}/{}/rubric#{i}", phase.as_str());
                     if self.session.cfg.grades.skip {
-                        self.session.note("hook", format!("[hook] rubric {id} was skipped (--skip-grades) and counts as ok"));
+                        self.session.note(
+                            "hook",
+                            format!(
+                                "[hook] rubric {id} was skipped (--skip-grades) and counts as ok"
+                            ),
+                        );
                         Ok(HookVerdict::Ok)
-                    } else if let Some(why) = unavailable_reason(&self.session.cfg.grades, self.judge.is_some()) {
-                        return Err(SimError(format!("rubric hook `{id}` was not executed: {why}")));
+                    } else if let Some(why) =
+                        unavailable_reason(&self.session.cfg.grades, self.judge.is_some())
+                    {
+                        return Err(SimError(format!(
+                            "rubric hook `{id}` was not executed: {why}"
+                        )));
                     } else {
                         let payload = self.hook_input(state, phase, advance);
                         match self.judge.as_mut() {
-                            Some(j) => j.rubric(instructions, &payload).map_err(ScriptError::Failed),
+                            Some(j) => j
+                                .rubric(instructions, &payload)
+                                .map_err(ScriptError::Failed),
                             None => Ok(HookVerdict::Ok),
                         }
                     }
@@ -1182,26 +1469,45 @@ impl<'w, 'h> Simulator<'w, 'h> {
             match verdict {
                 Ok(HookVerdict::Ok) => {}
                 Ok(HookVerdict::Veto(r)) => return Ok(HookOutcome::Veto(r)),
-                Ok(HookVerdict::Correct(r)) if phase == HookPhase::Before => return Ok(HookOutcome::Veto(r)),
+                Ok(HookVerdict::Correct(r)) if phase == HookPhase::Before => {
+                    return Ok(HookOutcome::Veto(r));
+                }
                 Ok(HookVerdict::Correct(r)) => {
-                    return Ok(HookOutcome::Correct { key: format!("{state}/after/{i}"), reason: r, budget: hook.max_iterations });
+                    return Ok(HookOutcome::Correct {
+                        key: format!("{state}/after/{i}"),
+                        reason: r,
+                        budget: hook.max_iterations,
+                    });
                 }
                 Err(ScriptError::Unavailable(m)) => return Err(SimError(m)),
-                Err(ScriptError::Threw(m)) => return Ok(HookOutcome::Veto(format!("the hook threw: {m}"))),
-                Err(ScriptError::Failed(m)) => return Ok(HookOutcome::Failed(format!("a hook failed to execute: {m}"))),
+                Err(ScriptError::Threw(m)) => {
+                    return Ok(HookOutcome::Veto(format!("the hook threw: {m}")));
+                }
+                Err(ScriptError::Failed(m)) => {
+                    return Ok(HookOutcome::Failed(format!(
+                        "a hook failed to execute: {m}"
+                    )));
+                }
             }
         }
         Ok(HookOutcome::Ok)
     }
 
-    fn hook_input(&self, state: &str, phase: HookPhase, advance: Option<(&str, &str, &str)>) -> Value {
+    fn hook_input(
+        &self,
+        state: &str,
+        phase: HookPhase,
+        advance: Option<(&str, &str, &str)>,
+    ) -> Value {
         let messages: Vec<Value> = self
             .session
             .messages
             .iter()
             .filter_map(|m| match m {
                 Msg::User(t) => Some(json!({"role": "user", "text": t})),
-                Msg::Assistant { text, .. } if !text.is_empty() => Some(json!({"role": "assistant", "text": text})),
+                Msg::Assistant { text, .. } if !text.is_empty() => {
+                    Some(json!({"role": "assistant", "text": text}))
+                }
                 _ => None,
             })
             .collect();
@@ -1220,12 +1526,22 @@ impl<'w, 'h> Simulator<'w, 'h> {
         input
     }
 
-    fn run_script_hook(&mut self, state: &str, phase: HookPhase, path: &str, advance: Option<(&str, &str, &str)>) -> Result<Result<HookVerdict, ScriptError>, SimError> {
+    fn run_script_hook(
+        &mut self,
+        state: &str,
+        phase: HookPhase,
+        path: &str,
+        advance: Option<(&str, &str, &str)>,
+    ) -> Result<Result<HookVerdict, ScriptError>, SimError> {
         let wf = self.session.wf();
         let file = join(&self.session.cfg.dir.dir(), path);
         let source = match self.session.cfg.workspace.read_text(&file) {
             Ok(s) => s,
-            Err(_) => return Ok(Err(ScriptError::Failed(format!("hook `{path}` does not exist ({file})")))),
+            Err(_) => {
+                return Ok(Err(ScriptError::Failed(format!(
+                    "hook `{path}` does not exist ({file})"
+                ))));
+            }
         };
         let req = HookRequest {
             path: path.to_owned(),
@@ -1237,7 +1553,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             memory_limit_bytes: wf.memory_limit_bytes,
         };
         let Simulator { session, host, .. } = self;
-        let mut bridge = Bridge { session, authority: Authority::Runtime };
+        let mut bridge = Bridge {
+            session,
+            authority: Authority::Runtime,
+        };
         Ok(host.run_hook(req, &mut bridge))
     }
 
@@ -1245,53 +1564,93 @@ impl<'w, 'h> Simulator<'w, 'h> {
     fn terminal_rejection(&mut self, reason: &str) -> Result<String, SimError> {
         let wf = self.session.wf();
         let from = self.session.state.clone();
-        match wf.state(&from).and_then(|s| s.on_error.as_ref()).map(|s| s.value.clone()) {
+        match wf
+            .state(&from)
+            .and_then(|s| s.on_error.as_ref())
+            .map(|s| s.value.clone())
+        {
             Some(target) if wf.state(&target).is_some() => {
-                self.session.push_trail(&target, "on_error", Some(reason.to_owned()));
+                self.session
+                    .push_trail(&target, "on_error", Some(reason.to_owned()));
                 self.session.note("error", format!("[error] The work in '{from}' failed: {reason}. The run was routed to '{target}'; continue from here."));
                 self.session.state = target.clone();
                 self.enter_flow(&target);
                 self.session.before_done.remove(&target);
                 self.entry_hooks(&target)?;
-                Ok(format!("archmax_advance rejected: {reason}. The run was routed to '{target}'."))
+                Ok(format!(
+                    "archmax_advance rejected: {reason}. The run was routed to '{target}'."
+                ))
             }
             _ => {
                 self.session.status = Status::Rejected;
                 self.session.reply_only = true;
-                self.session.note("error", format!("[error] The work in '{from}' failed: {reason}. The run is rejected."));
-                Ok(format!("archmax_advance rejected: {reason}. The run is rejected."))
+                self.session.note(
+                    "error",
+                    format!("[error] The work in '{from}' failed: {reason}. The run is rejected."),
+                );
+                Ok(format!(
+                    "archmax_advance rejected: {reason}. The run is rejected."
+                ))
             }
         }
     }
 
     fn advance(&mut self, input: &Value) -> Result<ToolResult, SimError> {
-        let to = input.get("to").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let reason = input.get("reason").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let to = input
+            .get("to")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let reason = input
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
         if to.is_empty() || reason.is_empty() {
-            return Ok(Err("archmax_advance rejected: `to` (a state) and a non-empty `reason` are required.".into()));
+            return Ok(Err(
+                "archmax_advance rejected: `to` (a state) and a non-empty `reason` are required."
+                    .into(),
+            ));
         }
         let wf = self.session.wf();
         let from = self.session.state.clone();
-        let Some(st) = wf.state(&from) else { return Ok(Err("archmax_advance: the session has no state".into())) };
+        let Some(st) = wf.state(&from) else {
+            return Ok(Err("archmax_advance: the session has no state".into()));
+        };
         if !st.transitions.iter().any(|t| t.to.value == to) {
             let declared: Vec<&str> = st.transitions.iter().map(|t| t.to.value.as_str()).collect();
-            return Ok(Ok(format!("archmax_advance rejected: '{to}' is not a transition of state '{from}'; declared: {}.", declared.join(", "))));
+            return Ok(Ok(format!(
+                "archmax_advance rejected: '{to}' is not a transition of state '{from}'; declared: {}.",
+                declared.join(", ")
+            )));
         }
         let target_human = wf.state(&to).is_some_and(|s| s.kind == StateType::Human);
         let evidence: Vec<String> = input
             .get("evidence")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default();
         if !evidence.is_empty() {
             if !target_human {
                 return Ok(Ok("archmax_advance rejected: evidence can only be attached when advancing into a human decision state; drop `evidence` or advance to a human state.".into()));
             }
             if evidence.len() > 20 {
-                return Ok(Ok("archmax_advance rejected: at most 20 evidence paths may be attached.".into()));
+                return Ok(Ok(
+                    "archmax_advance rejected: at most 20 evidence paths may be attached.".into(),
+                ));
             }
-            if let Some(bad) = evidence.iter().find(|p| classify(p) == Zone::Escapes || !self.session.fs.exists(p)) {
-                return Ok(Ok(format!("archmax_advance rejected: evidence `{bad}` is not a readable session file.")));
+            if let Some(bad) = evidence
+                .iter()
+                .find(|p| classify(p) == Zone::Escapes || !self.session.fs.exists(p))
+            {
+                return Ok(Ok(format!(
+                    "archmax_advance rejected: evidence `{bad}` is not a readable session file."
+                )));
             }
         }
         let missing: Vec<String> = st
@@ -1303,27 +1662,41 @@ impl<'w, 'h> Simulator<'w, 'h> {
         if !missing.is_empty() {
             return Ok(Ok(format!(
                 "archmax_advance rejected: state '{from}' requires {} to be set before it may be left; set {} with archmax_set_variables.",
-                missing.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
+                missing
+                    .iter()
+                    .map(|n| format!("'{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if missing.len() == 1 { "it" } else { "them" }
             )));
         }
         match self.run_hooks(&from, HookPhase::After, Some((&from, &to, &reason)))? {
             HookOutcome::Ok => {}
             HookOutcome::Veto(r) => return Ok(Ok(format!("archmax_advance rejected: {r}"))),
-            HookOutcome::Correct { key, reason: r, budget } => {
+            HookOutcome::Correct {
+                key,
+                reason: r,
+                budget,
+            } => {
                 let used = self.session.iterations.get(&key).copied().unwrap_or(0);
                 if used < budget {
                     self.session.iterations.insert(key, used + 1);
                     return Ok(Ok(format!("archmax_advance rejected: {r}")));
                 }
-                return self.terminal_rejection(&format!("the correction budget of an after hook is exhausted: {r}")).map(Ok);
+                return self
+                    .terminal_rejection(&format!(
+                        "the correction budget of an after hook is exhausted: {r}"
+                    ))
+                    .map(Ok);
             }
             HookOutcome::Failed(r) => return self.terminal_rejection(&r).map(Ok),
         }
         if !target_human {
             match self.run_hooks(&to, HookPhase::Before, Some((&from, &to, &reason)))? {
                 HookOutcome::Ok => {}
-                HookOutcome::Veto(r) | HookOutcome::Correct { reason: r, .. } => return Ok(Ok(format!("archmax_advance rejected: {r}"))),
+                HookOutcome::Veto(r) | HookOutcome::Correct { reason: r, .. } => {
+                    return Ok(Ok(format!("archmax_advance rejected: {r}")));
+                }
                 HookOutcome::Failed(r) => return self.terminal_rejection(&r).map(Ok),
             }
         }
@@ -1334,22 +1707,36 @@ impl<'w, 'h> Simulator<'w, 'h> {
         if target_human {
             self.park_decision(evidence);
         }
-        Ok(Ok(format!("Advanced to state '{to}'. You may now use the tools allowed in this state.")))
+        Ok(Ok(format!(
+            "Advanced to state '{to}'. You may now use the tools allowed in this state."
+        )))
     }
 
     fn wait(&mut self, input: &Value) -> Result<ToolResult, SimError> {
-        let reason = input.get("reason").and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned();
+        let reason = input
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_owned();
         if reason.is_empty() {
-            return Ok(Err("archmax_wait rejected: a non-empty `reason` is required.".into()));
+            return Ok(Err(
+                "archmax_wait rejected: a non-empty `reason` is required.".into(),
+            ));
         }
-        let until = input.get("until").and_then(Value::as_str).map(str::to_owned);
+        let until = input
+            .get("until")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let state = self.session.state.clone();
         let count = self.session.park_counts.get(&state).copied().unwrap_or(0);
-        if let Some(max) = self.session.state_model().and_then(|s| s.max_parks) {
-            if count + 1 > max {
-                let msg = self.terminal_rejection(&format!("state '{state}' may park at most {max} time(s) (budget.maxParks)"))?;
-                return Ok(Err(msg));
-            }
+        if let Some(max) = self.session.state_model().and_then(|s| s.max_parks)
+            && count + 1 > max
+        {
+            let msg = self.terminal_rejection(&format!(
+                "state '{state}' may park at most {max} time(s) (budget.maxParks)"
+            ))?;
+            return Ok(Err(msg));
         }
         self.session.park_counts.insert(state.clone(), count + 1);
         let parked_at = self.session.now();
@@ -1362,16 +1749,34 @@ impl<'w, 'h> Simulator<'w, 'h> {
         });
         self.session.status = Status::AwaitingInput;
         self.session.reply_only = true;
-        Ok(Ok(format!("Waiting in state '{state}'. The run is parked here until an event arrives; it resumes in this state.")))
+        Ok(Ok(format!(
+            "Waiting in state '{state}'. The run is parked here until an event arrives; it resumes in this state."
+        )))
     }
 
     fn raise(&mut self, input: &Value) -> ToolResult {
-        let code = input.get("code").and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned();
-        let reason = input.get("reason").and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned();
+        let code = input
+            .get("code")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_owned();
+        let reason = input
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_owned();
         if code.is_empty() || reason.is_empty() {
-            return Err("archmax_raise rejected: a non-empty `code` and `reason` are required.".into());
+            return Err(
+                "archmax_raise rejected: a non-empty `code` and `reason` are required.".into(),
+            );
         }
-        self.session.raised = Some(Raised { code: code.clone(), reason, state: self.session.state.clone() });
+        self.session.raised = Some(Raised {
+            code: code.clone(),
+            reason,
+            state: self.session.state.clone(),
+        });
         self.session.status = Status::Failed;
         self.session.pending_decision = None;
         self.session.pending_input = None;
@@ -1379,9 +1784,16 @@ impl<'w, 'h> Simulator<'w, 'h> {
     }
 
     fn reset(&mut self, input: &Value) -> Result<ToolResult, SimError> {
-        let reason = input.get("reason").and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned();
+        let reason = input
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_owned();
         if reason.is_empty() {
-            return Ok(Err("archmax_reset rejected: a non-empty `reason` is required.".into()));
+            return Ok(Err(
+                "archmax_reset rejected: a non-empty `reason` is required.".into(),
+            ));
         }
         let entry = self.session.entry_state.clone();
         self.session.state = entry.clone();
@@ -1390,47 +1802,88 @@ impl<'w, 'h> Simulator<'w, 'h> {
         self.session.push_trail(&entry, "reset", Some(reason));
         self.enter_flow(&entry);
         self.entry_hooks(&entry)?;
-        Ok(Ok(format!("Reset to state '{entry}'. Messages, files, variables and the trail are kept.")))
+        Ok(Ok(format!(
+            "Reset to state '{entry}'. Messages, files, variables and the trail are kept."
+        )))
     }
 
     fn set_variables(&mut self, input: &Value) -> ToolResult {
         let Some(vars) = input.get("variables").and_then(Value::as_object) else {
-            return Err("archmax_set_variables rejected: `variables` must be a mapping of name to value.".into());
+            return Err(
+                "archmax_set_variables rejected: `variables` must be a mapping of name to value."
+                    .into(),
+            );
         };
         if vars.is_empty() {
             return Err("archmax_set_variables rejected: no variables given.".into());
         }
         let lock = input.get("lock").and_then(Value::as_bool).unwrap_or(false);
-        let returns: Vec<SigEntry> = self.session.wf().trigger(&self.session.trigger_id).map(|t| t.returns.clone()).unwrap_or_default();
+        let returns: Vec<SigEntry> = self
+            .session
+            .wf()
+            .trigger(&self.session.trigger_id)
+            .map(|t| t.returns.clone())
+            .unwrap_or_default();
         for (name, value) in vars {
             if !is_variable_name(name) {
-                let hint = if name.contains('.') { " (a dotted name is not a path: set the whole value)" } else { "" };
-                return Err(format!("archmax_set_variables rejected: '{name}' is not a valid variable name{hint}. Nothing was written."));
+                let hint = if name.contains('.') {
+                    " (a dotted name is not a path: set the whole value)"
+                } else {
+                    ""
+                };
+                return Err(format!(
+                    "archmax_set_variables rejected: '{name}' is not a valid variable name{hint}. Nothing was written."
+                ));
             }
             if let Some(v) = self.session.variables.get(name).filter(|v| v.locked) {
-                return Err(format!("archmax_set_variables rejected: '{name}' is locked and cannot be changed (current value: {}). Nothing was written.", v.value));
+                return Err(format!(
+                    "archmax_set_variables rejected: '{name}' is locked and cannot be changed (current value: {}). Nothing was written.",
+                    v.value
+                ));
             }
             if name == "title" {
                 if lock {
                     return Err("archmax_set_variables rejected: 'title' cannot be locked. Nothing was written.".into());
                 }
-                if let Some(why) = title_issue(value.as_str().unwrap_or_default()).filter(|_| true) {
-                    return Err(format!("archmax_set_variables rejected: 'title' {why}. Nothing was written."));
+                if let Some(why) = title_issue(value.as_str().unwrap_or_default()).filter(|_| true)
+                {
+                    return Err(format!(
+                        "archmax_set_variables rejected: 'title' {why}. Nothing was written."
+                    ));
                 }
             }
-            if let Some(entry) = returns.iter().find(|e| e.name.value == *name && e.ty.is_some()) {
-                if let Some(why) = signature_issue(entry, Some(value)) {
-                    return Err(format!("archmax_set_variables rejected: {why} (a typed return of trigger '{}'). Nothing was written.", self.session.trigger_id));
-                }
+            if let Some(entry) = returns
+                .iter()
+                .find(|e| e.name.value == *name && e.ty.is_some())
+                && let Some(why) = signature_issue(entry, Some(value))
+            {
+                return Err(format!(
+                    "archmax_set_variables rejected: {why} (a typed return of trigger '{}'). Nothing was written.",
+                    self.session.trigger_id
+                ));
             }
         }
         let mut names = Vec::new();
         for (name, value) in vars {
-            let value = if name == "title" { Value::String(value.as_str().unwrap_or_default().trim().to_owned()) } else { value.clone() };
-            self.session.variables.insert(name.clone(), Var { value, locked: lock && name != "title" });
+            let value = if name == "title" {
+                Value::String(value.as_str().unwrap_or_default().trim().to_owned())
+            } else {
+                value.clone()
+            };
+            self.session.variables.insert(
+                name.clone(),
+                Var {
+                    value,
+                    locked: lock && name != "title",
+                },
+            );
             names.push(name.clone());
         }
-        Ok(format!("Set {}{}.", names.join(", "), if lock { " (locked)" } else { "" }))
+        Ok(format!(
+            "Set {}{}.",
+            names.join(", "),
+            if lock { " (locked)" } else { "" }
+        ))
     }
 
     fn get_variables(&mut self, input: &Value) -> ToolResult {
@@ -1445,7 +1898,14 @@ impl<'w, 'h> Simulator<'w, 'h> {
         };
         let Some(var) = self.session.variables.get(name) else {
             let set: Vec<&str> = self.session.variables.keys().map(String::as_str).collect();
-            return Err(format!("Variable '{name}' is not set. Set: {}.", if set.is_empty() { "(none set yet)".to_owned() } else { set.join(", ") }));
+            return Err(format!(
+                "Variable '{name}' is not set. Set: {}.",
+                if set.is_empty() {
+                    "(none set yet)".to_owned()
+                } else {
+                    set.join(", ")
+                }
+            ));
         };
         match input.get("path").and_then(Value::as_str) {
             None => Ok(json!({"value": var.value, "locked": var.locked}).to_string()),
@@ -1453,7 +1913,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 let segs: Vec<&str> = path.split('.').collect();
                 match resolve_path(&var.value, &segs) {
                     Some(v) => Ok(v.to_string()),
-                    None => Err(format!("archmax_get_variables rejected: the path '{path}' does not resolve in '{name}'.")),
+                    None => Err(format!(
+                        "archmax_get_variables rejected: the path '{path}' does not resolve in '{name}'."
+                    )),
                 }
             }
         }
@@ -1468,22 +1930,32 @@ impl<'w, 'h> Simulator<'w, 'h> {
         }
         let wf = self.session.wf();
         let state = self.session.state.clone();
-        let Some(st) = wf.state(&state) else { return Ok(()) };
+        let Some(st) = wf.state(&state) else {
+            return Ok(());
+        };
         if !st.is_terminal() {
             return Ok(());
         }
         for _ in 0..8 {
             match self.run_hooks(&state, HookPhase::After, None)? {
                 HookOutcome::Ok => break,
-                HookOutcome::Correct { key, reason, budget } => {
+                HookOutcome::Correct {
+                    key,
+                    reason,
+                    budget,
+                } => {
                     let used = self.session.iterations.get(&key).copied().unwrap_or(0);
                     if used >= budget {
-                        self.terminal_rejection(&format!("the correction budget of an after hook is exhausted: {reason}"))?;
+                        self.terminal_rejection(&format!(
+                            "the correction budget of an after hook is exhausted: {reason}"
+                        ))?;
                         return Ok(());
                     }
                     self.session.iterations.insert(key, used + 1);
                     self.session.note("hook", format!("[correction] {reason}"));
-                    self.run_agent(RunCause::Send { message: String::new() })?;
+                    self.run_agent(RunCause::Send {
+                        message: String::new(),
+                    })?;
                 }
                 HookOutcome::Veto(r) | HookOutcome::Failed(r) => {
                     self.terminal_rejection(&r)?;
@@ -1493,10 +1965,20 @@ impl<'w, 'h> Simulator<'w, 'h> {
         }
         if let Some(t) = wf.trigger(&self.session.trigger_id) {
             let vars = self.session.plain_vars();
-            let issues: Vec<String> = t.returns.iter().filter_map(|e| signature_issue(e, vars.get(&e.name.value))).collect();
+            let issues: Vec<String> = t
+                .returns
+                .iter()
+                .filter_map(|e| signature_issue(e, vars.get(&e.name.value)))
+                .collect();
             if !issues.is_empty() {
                 self.session.status = Status::Rejected;
-                self.session.note("rejected", format!("[rejected] the run finished without its returns: {}.", issues.join("; ")));
+                self.session.note(
+                    "rejected",
+                    format!(
+                        "[rejected] the run finished without its returns: {}.",
+                        issues.join("; ")
+                    ),
+                );
                 return Ok(());
             }
         }

@@ -96,7 +96,17 @@ pub struct RunOptions<'a> {
 impl<'a> RunOptions<'a> {
     /// Defaults: no filter, no bail, no sandbox, scripted agents, no judge.
     pub fn new(fs: &'a dyn FileAccess, clock: &'a dyn Clock) -> Self {
-        Self { fs, clock, grades: GradePolicy::default(), filter: None, bail: false, script_host: None, agent: None, judge: None, cancelled: None }
+        Self {
+            fs,
+            clock,
+            grades: GradePolicy::default(),
+            filter: None,
+            bail: false,
+            script_host: None,
+            agent: None,
+            judge: None,
+            cancelled: None,
+        }
     }
 }
 
@@ -116,7 +126,10 @@ pub fn scripted_agent(fs: &dyn FileAccess, case_path: &str) -> Box<dyn Agent> {
 struct BrokenAgent(String);
 
 impl Agent for BrokenAgent {
-    fn respond(&mut self, _ctx: &crate::agent::TurnContext<'_>) -> Result<Vec<crate::agent::AgentAction>, crate::agent::AgentError> {
+    fn respond(
+        &mut self,
+        _ctx: &crate::agent::TurnContext<'_>,
+    ) -> Result<Vec<crate::agent::AgentAction>, crate::agent::AgentError> {
         Err(crate::agent::AgentError(self.0.clone()))
     }
 }
@@ -144,14 +157,36 @@ fn one_case(opts: &RunOptions<'_>, env: &CaseEnv<'_>, path: &str) -> CaseRun {
 }
 
 /// Runs the cases of one workflow (FORMAT §C.2), calling `on_case` after each case.
-pub fn run_workflow(opts: &RunOptions<'_>, dir: &WorkflowDir, on_case: &mut dyn FnMut(&CaseRun)) -> Result<SuiteRun, SuiteError> {
+pub fn run_workflow(
+    opts: &RunOptions<'_>,
+    dir: &WorkflowDir,
+    on_case: &mut dyn FnMut(&CaseRun),
+) -> Result<SuiteRun, SuiteError> {
     let started = opts.clock.now_ms();
-    let info = load_workflow(opts.fs, dir).ok_or_else(|| SuiteError::NoWorkflow(format!("no workflow.yaml found for workflow '{}'", dir.slug)))?;
-    let workflow = info.model.ok_or_else(|| SuiteError::NoWorkflow(format!("{} is not a YAML mapping", info.path)))?;
-    let mut result = RunTestsResult { workflow: dir.slug.clone(), results: Vec::new(), exit_code: 0, discovered: 0, skipped: None };
+    let info = load_workflow(opts.fs, dir).ok_or_else(|| {
+        SuiteError::NoWorkflow(format!(
+            "no workflow.yaml found for workflow '{}'",
+            dir.slug
+        ))
+    })?;
+    let workflow = info
+        .model
+        .ok_or_else(|| SuiteError::NoWorkflow(format!("{} is not a YAML mapping", info.path)))?;
+    let mut result = RunTestsResult {
+        workflow: dir.slug.clone(),
+        results: Vec::new(),
+        exit_code: 0,
+        discovered: 0,
+        skipped: None,
+    };
     if workflow.disabled {
         result.skipped = Some("disabled");
-        return Ok(SuiteRun { result, cases: Vec::new(), duration_ms: 0, filter_matched_nothing: false });
+        return Ok(SuiteRun {
+            result,
+            cases: Vec::new(),
+            duration_ms: 0,
+            filter_matched_nothing: false,
+        });
     }
     if let Some(n) = workflow.max_concurrency.filter(|n| *n > 1) {
         return Err(SuiteError::Refused(format!(
@@ -160,9 +195,18 @@ pub fn run_workflow(opts: &RunOptions<'_>, dir: &WorkflowDir, on_case: &mut dyn 
     }
     let all = discover(opts.fs, dir);
     result.discovered = all.len();
-    let selected: Vec<&String> = all.iter().filter(|p| opts.filter.as_ref().is_none_or(|f| p.contains(f.as_str()))).collect();
+    let selected: Vec<&String> = all
+        .iter()
+        .filter(|p| opts.filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
+        .collect();
     let filter_matched_nothing = opts.filter.is_some() && selected.is_empty();
-    let env = CaseEnv { fs: opts.fs, dir, workflow: &workflow, clock: opts.clock, grades: opts.grades.clone() };
+    let env = CaseEnv {
+        fs: opts.fs,
+        dir,
+        workflow: &workflow,
+        clock: opts.clock,
+        grades: opts.grades.clone(),
+    };
     let mut cases = Vec::new();
     for path in selected {
         if opts.cancelled.is_some_and(|c| c()) {
@@ -177,18 +221,43 @@ pub fn run_workflow(opts: &RunOptions<'_>, dir: &WorkflowDir, on_case: &mut dyn 
             break;
         }
     }
-    result.exit_code = i32::from(result.results.iter().any(|r| r.verdict.status == VerdictStatus::Failed));
+    result.exit_code = i32::from(
+        result
+            .results
+            .iter()
+            .any(|r| r.verdict.status == VerdictStatus::Failed),
+    );
     let duration_ms = opts.clock.now_ms().saturating_sub(started);
-    Ok(SuiteRun { result, cases, duration_ms, filter_matched_nothing })
+    Ok(SuiteRun {
+        result,
+        cases,
+        duration_ms,
+        filter_matched_nothing,
+    })
 }
 
 /// Runs one case file by its workspace-relative path (the "▶ Run case" code lens).
 pub fn run_case_file(opts: &RunOptions<'_>, path: &str) -> Result<CaseRun, SuiteError> {
     let FileKind::Case(dir) = workspace::classify(path) else {
-        return Err(SuiteError::NoWorkflow(format!("`{path}` is not a case file (workflows/<slug>/tests/**/*.test.yaml)")));
+        return Err(SuiteError::NoWorkflow(format!(
+            "`{path}` is not a case file (workflows/<slug>/tests/**/*.test.yaml)"
+        )));
     };
-    let info = load_workflow(opts.fs, &dir).ok_or_else(|| SuiteError::NoWorkflow(format!("no workflow.yaml found for workflow '{}'", dir.slug)))?;
-    let workflow = info.model.ok_or_else(|| SuiteError::NoWorkflow(format!("{} is not a YAML mapping", info.path)))?;
-    let env = CaseEnv { fs: opts.fs, dir: &dir, workflow: &workflow, clock: opts.clock, grades: opts.grades.clone() };
+    let info = load_workflow(opts.fs, &dir).ok_or_else(|| {
+        SuiteError::NoWorkflow(format!(
+            "no workflow.yaml found for workflow '{}'",
+            dir.slug
+        ))
+    })?;
+    let workflow = info
+        .model
+        .ok_or_else(|| SuiteError::NoWorkflow(format!("{} is not a YAML mapping", info.path)))?;
+    let env = CaseEnv {
+        fs: opts.fs,
+        dir: &dir,
+        workflow: &workflow,
+        clock: opts.clock,
+        grades: opts.grades.clone(),
+    };
     Ok(one_case(opts, &env, path))
 }

@@ -6,7 +6,10 @@ use common::check_file_diagnostics;
 const WF: &str = "#- workflows/w/workflow.yaml\ninstructions: x\ntools:\n  forbid_always: [archmax_reset]\nstates:\n  s:\n    triggers: { manual: }\n    tools: { allow: [lookup] }\n";
 
 fn check(script: &str) {
-    check_file_diagnostics(&format!("{WF}#- workflows/w/tests/a.agent.yaml\n{script}"), "workflows/w/tests/a.agent.yaml");
+    check_file_diagnostics(
+        &format!("{WF}#- workflows/w/tests/a.agent.yaml\n{script}"),
+        "workflows/w/tests/a.agent.yaml",
+    );
 }
 
 #[test]
@@ -93,7 +96,7 @@ fn call_shapes() {
     - call: { tool: read_file, inptu: {} }
 #                              ^^^^^ error WFX407: did you mean `input`?
     - call: { tool: read_file, input: [] }
-#                                     ^ error WFX407: `input` takes a mapping
+#                                     ^^ error WFX407: `input` takes a mapping
     - call: { input: {} }
 #           ^^^^^^^^^^^^^ error WFX407: `call` needs `tool`
     - call: { tool: 3 }
