@@ -3,6 +3,13 @@
 //! with the expected code (exit 1) — never a panic (exit 101), a hang or a crash. No
 //! timings are asserted.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
 mod support;
 
 use std::process::Command;

@@ -2,6 +2,13 @@
 //! exit code) on a small fixture workspace and on the customer-support corpus, `--fix`,
 //! usage errors (exit 2) and `--help`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
 mod support;
 
 use std::path::Path;
@@ -28,37 +35,19 @@ fn shown(code: i32, stdout: &str) -> String {
     format!("exit: {code}\n--- stdout\n{stdout}")
 }
 
-/// A small workspace: the corpus workflow plus three broken cases (a near-miss step with a
-/// fix, a duplicate key with a related site, an error after emoji and CJK).
+/// The customer-support corpus plus four cases: a near-miss step with a fix, a duplicate
+/// key with a related site, an error after emoji and CJK, and a valid one.
 fn fixture() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let wf = tmp.path().join("workflows/shop");
-    std::fs::create_dir_all(wf.join("tests")).unwrap();
-    std::fs::copy(
-        repo().join("tests/corpus/customer-support/workflows/order-lookup/workflow.yaml"),
-        wf.join("workflow.yaml"),
-    )
-    .unwrap();
-    std::fs::write(
-        wf.join("tests/typo.test.yaml"),
-        "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - sned: hi\n",
-    )
-    .unwrap();
-    std::fs::write(
-        wf.join("tests/dup.test.yaml"),
-        "title: Dup\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n",
-    )
-    .unwrap();
-    std::fs::write(
-        wf.join("tests/wide.test.yaml"),
+    let tmp = corpus_copy();
+    let tests = tmp.path().join("workflows/order-lookup/tests");
+    let write = |name: &str, text: &str| std::fs::write(tests.join(name), text).unwrap();
+    write("typo.test.yaml", "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - sned: hi\n");
+    write("dup.test.yaml", "title: Dup\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n");
+    write(
+        "wide.test.yaml",
         "title: Wide\ndescription: Emoji and CJK before the error.\nsteps: [{send: \"😀注文\"}, {sned: x}]\n",
-    )
-    .unwrap();
-    std::fs::write(
-        wf.join("tests/ok.test.yaml"),
-        "title: Fine\ndescription: A valid case.\nsteps:\n  - send: hi\n",
-    )
-    .unwrap();
+    );
+    write("ok.test.yaml", "title: Fine\ndescription: A valid case.\nsteps:\n  - send: hi\n");
     tmp
 }
 
@@ -132,13 +121,13 @@ fn paths_may_be_files_workflow_folders_parents_or_absolute() {
             "check",
             "--format",
             "github",
-            "./workflows/shop/tests/typo.test.yaml",
+            "./workflows/order-lookup/tests/typo.test.yaml",
         ],
     );
     assert_eq!(code, 1);
     assert_eq!(stdout.lines().count(), 1);
     assert!(
-        stdout.starts_with("::error file=workflows/shop/tests/typo.test.yaml,line=4,col=5,"),
+        stdout.starts_with("::error file=workflows/order-lookup/tests/typo.test.yaml,line=4,col=5,"),
         "{stdout}"
     );
     let (code, stdout, _) = run(
@@ -147,11 +136,11 @@ fn paths_may_be_files_workflow_folders_parents_or_absolute() {
             "check",
             "--format",
             "github",
-            "../workflows/shop/tests/ok.test.yaml",
+            "../workflows/order-lookup/tests/ok.test.yaml",
         ],
     );
     assert_eq!((code, stdout.as_str()), (0, ""));
-    let abs = ws.path().join("workflows/shop/tests/typo.test.yaml");
+    let abs = ws.path().join("workflows/order-lookup/tests/typo.test.yaml");
     let (code, stdout, _) = run(
         Path::new("/"),
         &["check", "--format", "github", abs.to_str().unwrap()],
@@ -164,10 +153,11 @@ fn paths_may_be_files_workflow_folders_parents_or_absolute() {
         )),
         "{stdout}"
     );
-    let (code, stdout, _) = run(ws.path(), &["check", "--format", "json", "workflows/shop"]);
+    let (code, stdout, _) = run(ws.path(), &["check", "--format", "json", "workflows/order-lookup"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(v["summary"]["files"], 5);
+    // workflow.yaml, 9 + 4 cases and 9 agent scripts.
+    assert_eq!(v["summary"]["files"], 23);
 }
 
 #[test]
@@ -186,13 +176,13 @@ fn fix_applies_the_edits_and_rechecks() {
     let ws = fixture();
     let (code, stdout, stderr) = run(ws.path(), &["check", "--fix", "--format", "github"]);
     let typo =
-        std::fs::read_to_string(ws.path().join("workflows/shop/tests/typo.test.yaml")).unwrap();
+        std::fs::read_to_string(ws.path().join("workflows/order-lookup/tests/typo.test.yaml")).unwrap();
     assert_eq!(
         typo,
         "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - send: hi\n"
     );
     let wide =
-        std::fs::read_to_string(ws.path().join("workflows/shop/tests/wide.test.yaml")).unwrap();
+        std::fs::read_to_string(ws.path().join("workflows/order-lookup/tests/wide.test.yaml")).unwrap();
     assert!(wide.contains("{send: x}"), "{wide}");
     assert!(stderr.contains("applied"), "{stderr}");
     // The duplicate key has no certain fix and stays.

@@ -2,6 +2,13 @@
 //! (`Document::apply_changes`, positions in each encoding) end in the same text — and the
 //! same published diagnostics — as opening the final text fresh.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
 mod support;
 
 use std::sync::OnceLock;

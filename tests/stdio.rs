@@ -4,6 +4,13 @@
 //! that stdout carried nothing but frames. Every read has a deadline; the child is killed
 //! on drop.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
 mod support;
 
 use std::io::BufReader;

@@ -7,7 +7,7 @@
 #       vscode     editors/vscode's integration tests in the real VS Code extension host  (~30 s)
 #       ui         Playwright UI smoke on the packaged VSIX in code-server; screenshots in target/e2e-artifacts/ui (~30 s)
 #       precommit  the .pre-commit-hooks.yaml hook as a `language: system` local hook     (~5 s)
-#       precommit-rust  `pre-commit try-repo` with `language: rust` (cargo install; minutes; not in `all`)
+#       precommit-rust  the `language: rust` hook from repo + rev HEAD (cargo install, ~5 min; not in `all`)
 #       all        nvim vscode ui precommit (the default)
 # WFX_LSP_BINARY: the server (default target/debug/wfx-lsp). A missing target/{debug,release}/wfx-lsp is built
 #   with cargo first.

@@ -1,8 +1,40 @@
 //! The `wfx-lsp test` command, without clap: options in, exit code out, output to any
 //! `Write` (FORMAT §C.4). The binary's clap layer fills [`TestOptions`] and calls [`run_cli`].
+//!
+//! This is the only module of the runner that reads the environment
+//! (`ARCHMAX_API_BASE_URL`, `ARCHMAX_MODEL`) or the system clock; everything below takes
+//! them as arguments.
+//!
+//! Target resolution (`[WORKFLOW|PATH]`): a workflow slug under `<cwd>/workflows/`, a
+//! workspace root (the folder holding `workflows/`), a workflow folder, a folder under a
+//! workflow's `tests/`, or one case file. With no target, `<cwd>` is the workspace. A
+//! workspace with several workflows runs every workflow that has case files, in order
+//! (the reference needs the workflow named when there are several; we run them all), and
+//! `--json` then prints an array of RunTestsResult objects instead of one object.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use wfx_schemas::files::FileAccess;
+use wfx_schemas::workspace::{WorkflowDir, discover_cases, discover_workflows};
+
+use crate::clock::{Clock, SystemClock};
+use crate::disk::DiskFiles;
+use crate::grade::{GradePolicy, ModelConfig};
+use crate::report::{self, Counts};
+use crate::script_host::ScriptHost;
+use crate::suite::{RunOptions, SuiteError, SuiteRun, run_workflow};
+
+/// Makes the script host of each case; the binary plugs the JavaScript sandbox in here.
+#[derive(Clone)]
+pub struct ScriptHostFactory(pub Arc<dyn Fn() -> Box<dyn ScriptHost> + Send + Sync>);
+
+impl std::fmt::Debug for ScriptHostFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ScriptHostFactory(..)")
+    }
+}
 
 /// Options of `wfx-lsp test [WORKFLOW|PATH] [FILTER] [--json] [--reporter junit|markdown]...
 /// [--out DIR] [--skip-grades] [--bail]`.
@@ -14,21 +46,318 @@ pub struct TestOptions {
     pub filter: Option<String>,
     /// Print the RunTestsResult JSON on stdout.
     pub json: bool,
-    /// Extra reporters (`junit`, `markdown`, `html`).
+    /// Extra reporters: `junit` (`junit.xml`), `markdown` (`report.md`), `json`
+    /// (`results.json`), written under `out_dir` (default `.wfx-test-results/`).
     pub reporters: Vec<String>,
-    /// Where reporters write.
+    /// Where reporters write; also gets one `history.jsonl` row per run.
     pub out_dir: Option<PathBuf>,
-    /// Report `grade` as not-executed.
+    /// Report `grade` as not-executed and let rubric hooks pass (see `grade`).
     pub skip_grades: bool,
     /// Stop after the first failing case.
     pub bail: bool,
-    /// More narration.
+    /// More narration (accepted; the narration is already complete).
     pub verbose: bool,
+    /// The JavaScript sandbox; `None` runs with `NoScriptHost` (hooks and scripts fail
+    /// their step with a "was not executed" error).
+    pub script_host: Option<ScriptHostFactory>,
+}
+
+/// What [`run_cli_with`] takes from the process: time and the model settings.
+pub struct CliContext<'a> {
+    /// Time (tests pass a `FixedClock`).
+    pub clock: &'a dyn Clock,
+    /// `ARCHMAX_API_BASE_URL` / `ARCHMAX_MODEL`, when both are set.
+    pub model: Option<ModelConfig>,
 }
 
 /// Runs the command in `cwd`; returns the process exit code (0 pass, 1 failures or no
 /// match, 2 usage or IO error).
-pub fn run_cli(_opts: &TestOptions, _cwd: &Path, _stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
-    let _ = writeln!(stderr, "error: the runner is not built yet");
+pub fn run_cli(
+    opts: &TestOptions,
+    cwd: &Path,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let model = match (
+        std::env::var("ARCHMAX_API_BASE_URL"),
+        std::env::var("ARCHMAX_MODEL"),
+    ) {
+        (Ok(base_url), Ok(model)) if !base_url.is_empty() && !model.is_empty() => {
+            Some(ModelConfig { base_url, model })
+        }
+        _ => None,
+    };
+    run_cli_with(
+        opts,
+        cwd,
+        &CliContext {
+            clock: &SystemClock,
+            model,
+        },
+        stdout,
+        stderr,
+    )
+}
+
+struct Plan {
+    root: PathBuf,
+    suites: Vec<WorkflowDir>,
+    path_filter: Option<String>,
+}
+
+fn usage(stderr: &mut dyn Write, msg: &str) -> i32 {
+    let _ = writeln!(stderr, "Error: {msg} (try: wfx-lsp test --help)");
     2
+}
+
+fn plan(opts: &TestOptions, cwd: &Path) -> Result<Plan, String> {
+    let workflow_dir = |root: &Path, slug: &str| {
+        root.join("workflows")
+            .join(slug)
+            .join("workflow.yaml")
+            .is_file()
+    };
+    let Some(target) = &opts.target else {
+        if !cwd.join("workflows").is_dir() {
+            return Err(format!(
+                "no workflows/ folder in {}; pass a workflow, a workspace or a case file",
+                cwd.display()
+            ));
+        }
+        return Ok(Plan {
+            root: cwd.to_path_buf(),
+            suites: Vec::new(),
+            path_filter: None,
+        });
+    };
+    if !target.contains('/') && workflow_dir(cwd, target) {
+        return Ok(Plan {
+            root: cwd.to_path_buf(),
+            suites: vec![WorkflowDir {
+                root: String::new(),
+                slug: target.clone(),
+            }],
+            path_filter: None,
+        });
+    }
+    let path = cwd.join(target);
+    if !path.exists() {
+        return Err(format!("no workflow or path `{target}`"));
+    }
+    if path.is_dir() && path.join("workflows").is_dir() {
+        return Ok(Plan {
+            root: path,
+            suites: Vec::new(),
+            path_filter: None,
+        });
+    }
+    let comps: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let Some(w) = comps.iter().rposition(|c| c == "workflows") else {
+        return Err(format!(
+            "`{target}` is not inside a workspace (no `workflows/` folder above it)"
+        ));
+    };
+    let root: PathBuf = comps.iter().take(w).collect();
+    let Some(slug) = comps.get(w + 1) else {
+        return Err(format!("`{target}` names no workflow"));
+    };
+    let rest: Vec<&String> = comps.iter().skip(w + 2).collect();
+    let path_filter = if rest.is_empty() {
+        None
+    } else {
+        let mut rel = format!("workflows/{slug}");
+        for r in &rest {
+            rel.push('/');
+            rel.push_str(r);
+        }
+        Some(rel)
+    };
+    Ok(Plan {
+        root,
+        suites: vec![WorkflowDir {
+            root: String::new(),
+            slug: slug.clone(),
+        }],
+        path_filter,
+    })
+}
+
+/// [`run_cli`] with the process context passed in (for tests and the language server).
+pub fn run_cli_with(
+    opts: &TestOptions,
+    cwd: &Path,
+    ctx: &CliContext<'_>,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    for r in &opts.reporters {
+        if !["junit", "markdown", "json"].contains(&r.as_str()) {
+            return usage(
+                stderr,
+                &format!("unknown reporter `{r}` (expected junit, markdown or json)"),
+            );
+        }
+    }
+    let mut plan = match plan(opts, cwd) {
+        Ok(p) => p,
+        Err(m) => return usage(stderr, &m),
+    };
+    let fs = DiskFiles::new(&plan.root);
+    if plan.suites.is_empty() {
+        let all = discover_workflows(&fs, "");
+        let with_cases: Vec<WorkflowDir> = all
+            .iter()
+            .filter(|w| !discover_cases(&fs, w).is_empty())
+            .cloned()
+            .collect();
+        plan.suites = if all.len() == 1 || with_cases.is_empty() {
+            all
+        } else {
+            with_cases
+        };
+        if plan.suites.is_empty() {
+            return usage(
+                stderr,
+                &format!("no workflow under {}/workflows", plan.root.display()),
+            );
+        }
+    }
+    let started = ctx.clock.now_ms();
+    let host_factory = opts.script_host.clone();
+    let make_host = move || -> Box<dyn ScriptHost> {
+        match &host_factory {
+            Some(f) => (f.0)(),
+            None => Box::new(crate::script_host::NoScriptHost),
+        }
+    };
+    let mut runs: Vec<SuiteRun> = Vec::new();
+    let mut code = 0;
+    for dir in &plan.suites {
+        let filter = match (&plan.path_filter, &opts.filter) {
+            (Some(p), _) if opts.filter.is_none() => Some(p.clone()),
+            (_, f) => f.clone(),
+        };
+        let mut ro = RunOptions::new(&fs, ctx.clock);
+        ro.grades = GradePolicy {
+            skip: opts.skip_grades,
+            model: ctx.model.clone(),
+        };
+        ro.filter = filter.clone();
+        ro.bail = opts.bail;
+        ro.script_host = Some(&make_host);
+        let count = discover_cases(&fs, dir)
+            .iter()
+            .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
+            .count();
+        let _ = report::header(stderr, &dir.slug, count);
+        let mut narrate = |run: &crate::interpret::CaseRun| {
+            let _ = report::case(stderr, run);
+        };
+        let run = match run_workflow(&ro, dir, &mut narrate) {
+            Ok(r) => r,
+            Err(SuiteError::Refused(m)) => {
+                let _ = writeln!(stderr, "Error: {m}");
+                return 1;
+            }
+            Err(SuiteError::NoWorkflow(m)) => return usage(stderr, &m),
+        };
+        if run.result.skipped.is_some() {
+            let _ = writeln!(stderr, "{}: suite skipped — disabled", dir.slug);
+        } else if run.filter_matched_nothing {
+            let _ = writeln!(
+                stderr,
+                "Error: no cases matched '{}' ({} discovered)",
+                filter.as_deref().unwrap_or(""),
+                run.result.discovered
+            );
+            code = 1;
+        } else {
+            let _ = report::summary(stderr, &run);
+        }
+        code = code.max(run.result.exit_code);
+        let bail = opts.bail && run.result.exit_code == 1;
+        runs.push(run);
+        if bail {
+            break;
+        }
+    }
+    let duration = ctx.clock.now_ms().saturating_sub(started);
+    if opts.json {
+        let json = match runs.as_slice() {
+            [one] => serde_json::to_string_pretty(&one.result),
+            many => {
+                serde_json::to_string_pretty(&many.iter().map(|r| &r.result).collect::<Vec<_>>())
+            }
+        };
+        let _ = writeln!(stdout, "{}", json.unwrap_or_default());
+    } else if runs.len() == 1 && runs.iter().all(|r| r.result.skipped.is_some()) {
+        let _ = writeln!(stdout, "suite skipped — disabled");
+    } else {
+        let mut total = Counts::default();
+        for r in &runs {
+            total.add(Counts::of(r));
+        }
+        let _ = writeln!(stdout, "{}", total.line());
+    }
+    if !opts.reporters.is_empty() || opts.out_dir.is_some() {
+        let out = cwd.join(
+            opts.out_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(".wfx-test-results")),
+        );
+        if let Err(e) = write_reports(&out, &opts.reporters, &runs, started, duration) {
+            let _ = writeln!(
+                stderr,
+                "Error: cannot write reports to {}: {e}",
+                out.display()
+            );
+            return 2;
+        }
+    }
+    code
+}
+
+fn write_reports(
+    out: &Path,
+    reporters: &[String],
+    runs: &[SuiteRun],
+    started: u64,
+    duration: u64,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(out)?;
+    for r in reporters {
+        let mut buf = Vec::new();
+        let name = match r.as_str() {
+            "junit" => {
+                report::junit(&mut buf, runs)?;
+                "junit.xml"
+            }
+            "markdown" => {
+                report::markdown(&mut buf, runs)?;
+                "report.md"
+            }
+            _ => {
+                let v: Vec<_> = runs.iter().map(|r| &r.result).collect();
+                buf = serde_json::to_vec_pretty(&v).map_err(std::io::Error::other)?;
+                buf.push(b'\n');
+                "results.json"
+            }
+        };
+        std::fs::write(out.join(name), buf)?;
+    }
+    let row = serde_json::to_string(&report::history_row(runs, started, duration))
+        .map_err(std::io::Error::other)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out.join("history.jsonl"))?;
+    writeln!(f, "{row}")
+}
+
+/// The workspace a path lies in, for callers that only have a case path (the server).
+pub fn disk_files(root: &Path) -> impl FileAccess {
+    DiskFiles::new(root)
 }

@@ -1,5 +1,20 @@
 //! `wfx-runner`: discovery, the deterministic workflow simulator, the case interpreter and
 //! reporters. No LSP types, no async runtime; files through `FileAccess`, time through a
-//! `Clock`.
+//! [`clock::Clock`], JavaScript through a [`script_host::ScriptHost`], the model through an
+//! [`agent::Agent`] (and a [`grade::Judge`] for grades).
 
+pub mod agent;
 pub mod cli;
+pub mod clock;
+pub mod disk;
+pub mod glob;
+pub mod governance;
+pub mod grade;
+pub mod interpret;
+pub mod matching;
+pub mod report;
+pub mod sandbox;
+pub mod script_host;
+pub mod session_fs;
+pub mod sim;
+pub mod suite;

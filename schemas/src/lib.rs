@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod diagnostics;
+pub mod docs;
 pub mod files;
 pub mod graph;
 pub mod jsregex;

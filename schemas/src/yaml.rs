@@ -418,11 +418,34 @@ pub fn parse(text: &str) -> Parsed {
                 // saphyr's end span may run on over following whitespace (`{ b: [x] }`).
                 let closing = trim_end_ws(text, range);
                 let closing_text = text.get(closing.as_usize());
-                let end = if closing_text.is_some_and(|s| s == "]" || s == "}") {
+                let mut end = if closing_text.is_some_and(|s| s == "]" || s == "}") {
                     closing.end
                 } else {
                     child_end.unwrap_or(range.start).max(start)
                 };
+                // Inside another flow collection saphyr's end span does not cover the
+                // closing bracket; find it after the last child (blanks, commas, comments).
+                let opener = text.get(start as usize..).and_then(|s| s.chars().next());
+                if !closing_text.is_some_and(|s| s == "]" || s == "}") && matches!(opener, Some('[' | '{')) {
+                    let want = if opener == Some('[') { ']' } else { '}' };
+                    let from = child_end.unwrap_or(start + 1).max(start + 1);
+                    let mut in_comment = false;
+                    for (i, c) in text.get(from as usize..).unwrap_or("").char_indices() {
+                        if in_comment {
+                            in_comment = c != '\n';
+                            continue;
+                        }
+                        match c {
+                            '#' => in_comment = true,
+                            ' ' | '\t' | '\r' | '\n' | ',' => {}
+                            c if c == want => {
+                                end = from + u32::try_from(i).unwrap_or(0) + 1;
+                                break;
+                            }
+                            _ => break,
+                        }
+                    }
+                }
                 let node = Node::new(value, TextRange::new(start, end));
                 last_end = last_end.max(end);
                 if anchor > 0 {

@@ -4,8 +4,10 @@
 #   MODE=system (default): the shipped hook definition (id, files, pass_filenames) turned into a `repo: local`
 #     hook with `language: system` and `entry: <built binary> check`, so no cargo build happens. Also checks that
 #     the shipped manifest is valid (`pre-commit validate-manifest`) and still says `language: rust`.
-#   MODE=rust: `pre-commit try-repo <repo> wfx-lsp-check` exactly as a user would; builds the server with
-#     `cargo install --path .` from a clone of the repository (slow: minutes).
+#   MODE=rust: the hook exactly as a user adds it: `repo: <this repository>`, `rev: <HEAD>` (committed state
+#     only), `language: rust`, so pre-commit builds the server with `cargo install --path .` from a clone (about
+#     5 min on 2 cores; once: the environment is cached in PRE_COMMIT_HOME for the later runs). `pre-commit
+#     try-repo` would do the same but clone and build again for every run.
 # Checks: the hook fails on the broken case and prints EXPECT_CHECK (default "unknown step"; "-" skips the
 # failure check); it passes once the case is fixed; other.yaml does not match the hook's `files`.
 # Env: PRE_COMMIT (default <tools>/venv/bin/pre-commit), WFX_LSP / LSP_CMD, CORPUS, E2E_SCRATCH, MODE
@@ -23,7 +25,7 @@ PY=$(dirname "$(readlink -f "$PRE_COMMIT")")/python
 
 R=$E2E_SCRATCH/precommit-repo
 e2e_workspace "$R" || { e2e_finish 2; exit 2; }
-export PRE_COMMIT_HOME=${PRE_COMMIT_HOME:-$E2E_SCRATCH/pre-commit-cache}
+export PRE_COMMIT_HOME=${PRE_COMMIT_HOME:-$E2E_SCRATCH/pre-commit-cache} TMPDIR=$E2E_SCRATCH/tmp
 export GIT_CONFIG_GLOBAL=$E2E_SCRATCH/gitconfig GIT_CONFIG_NOSYSTEM=1
 git config --file "$GIT_CONFIG_GLOBAL" user.email e2e@example.invalid
 git config --file "$GIT_CONFIG_GLOBAL" user.name e2e
@@ -65,8 +67,10 @@ print(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=
 PY
   run_hook() { "$PRE_COMMIT" run wfx-lsp-check --color never --files "$@" < /dev/null; }
 else
-  echo "  (MODE=rust: pre-commit try-repo builds wfx-lsp with cargo install; this takes minutes)"
-  run_hook() { "$PRE_COMMIT" try-repo "$REPO" wfx-lsp-check --color never --files "$@" < /dev/null; }
+  rev=$(git -C "$REPO" rev-parse HEAD)
+  printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: wfx-lsp-check\n' "$REPO" "$rev" > .pre-commit-config.yaml
+  echo "  (MODE=rust: pre-commit builds wfx-lsp $rev with cargo install first; this takes minutes)"
+  run_hook() { "$PRE_COMMIT" run wfx-lsp-check --color never --files "$@" < /dev/null; }
 fi
 
 SECONDS=0

@@ -209,6 +209,39 @@ exports.run = async function run() {
     });
   }
 
+  if (X.run !== null) {
+    await check('run_case_command', async () => {
+      // the lens command, forwarded to the server's workspace/executeCommand
+      const r = await vscode.commands.executeCommand('wfx.runCase', caseDoc.uri.toString());
+      return typeof r === 'string' ? r.slice(0, 200) : r === undefined ? null : JSON.stringify(r).slice(0, 200);
+    });
+  } else skip('run_case_command');
+
+  await check('restart_after_crash', async () => {
+    // kill the server; the error handler restarts it after a 1 s backoff and the diagnostics come back
+    const c = api.client();
+    const pid = c && c._serverProcess && c._serverProcess.pid;
+    assert.ok(pid, 'no server process id');
+    process.kill(pid, 'SIGKILL');
+    const back = await waitFor(() => {
+      const n = api.client();
+      return n && n.isRunning() && n._serverProcess && n._serverProcess.pid !== pid && n._serverProcess.pid;
+    }, 20000, 200);
+    assert.ok(back, `server not restarted; log: ${api.recentLog().slice(-3).join(' | ')}`);
+    if (X.diag !== null) {
+      await vscode.window.showTextDocument(broken);
+      const hit = await waitFor(() => vscode.languages.getDiagnostics(broken.uri).some((d) => d.message.includes(X.diag)), 15000);
+      assert.ok(hit, 'no diagnostics after the restart');
+    }
+    return { old: pid, new: back };
+  });
+
+  await check('restart_command', async () => {
+    await vscode.commands.executeCommand('wfx.restartServer');
+    const ok = await waitFor(() => api.client() && api.client().isRunning(), 15000);
+    assert.ok(ok, 'not running after wfx.restartServer');
+  });
+
   console.log('E2E-RESULT ' + JSON.stringify(results));
   if (failures.length) console.log('extension log:\n  ' + api.recentLog().join('\n  '));
   if (failures.length) throw new Error(`failed: ${failures.join(', ')}`);

@@ -16,18 +16,11 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { parseRunnerOutput } from './cases';
+import { DOCUMENT_SELECTOR, WATCH_GLOB } from './selector';
 import { backoffMs, isFailure, ResolvedServer, resolveServer } from './server';
 import { CaseTests } from './testing';
 import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
 
-/** The files the server is for, and nothing else. */
-export const DOCUMENT_SELECTOR: { scheme: string; language: string; pattern: string }[] = [
-  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/workflow.yaml' },
-  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.test.yaml' },
-  { scheme: 'file', language: 'yaml', pattern: '**/*.test.yml' },
-  { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.agent.yaml' },
-];
-const WATCH_GLOB = '**/workflows/*/{workflow.yaml,tests/**/*.test.yaml,tests/**/*.test.yml,tests/**/*.agent.yaml}';
 const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases'];
 const CRASH_WINDOW_MS = 3 * 60 * 1000;
 const MAX_CRASHES = 5;

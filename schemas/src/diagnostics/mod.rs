@@ -13,6 +13,7 @@ mod codes_case;
 mod codes_cross_case;
 mod codes_cross_workflow;
 mod codes_internal;
+mod codes_script;
 mod codes_workflow;
 mod codes_yaml;
 
@@ -26,6 +27,8 @@ pub use codes_cross_workflow::*;
 pub use codes_agent::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_internal::*;
+#[allow(unused_imports, ambiguous_glob_reexports)]
+pub use codes_script::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_workflow::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
@@ -89,6 +92,7 @@ pub fn all_codes() -> Vec<Code> {
     v.extend_from_slice(codes_cross_case::CODES);
     v.extend_from_slice(codes_cross_workflow::CODES);
     v.extend_from_slice(codes_agent::CODES);
+    v.extend_from_slice(codes_script::CODES);
     v.extend_from_slice(codes_internal::CODES);
     v.sort_by_key(|c| c.code);
     v

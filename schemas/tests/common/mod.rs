@@ -40,7 +40,11 @@ fn parse_annotation(line: &str) -> Option<(usize, usize, String, String, Option<
         return None;
     }
     let caret_col = line.chars().position(|c| c == '^')?;
-    let carets = line.chars().skip(caret_col).take_while(|c| *c == '^').count();
+    let carets = line
+        .chars()
+        .skip(caret_col)
+        .take_while(|c| *c == '^')
+        .count();
     let rest = t.trim_start_matches('^').trim_start();
     let (sev, rest) = rest.split_once(' ')?;
     if !["error", "warning", "information", "hint"].contains(&sev) {
@@ -58,17 +62,44 @@ pub fn fixture(src: &str) -> Fixture {
     let mut files = MemFiles::new();
     let mut texts = Vec::new();
     let mut expected = Vec::new();
-    let mut current: Option<(String, String, Vec<(usize, usize, usize, String, String, Option<String>)>)> = None;
-    let flush = |cur: Option<(String, String, Vec<(usize, usize, usize, String, String, Option<String>)>)>,
-                     files: &mut MemFiles,
-                     texts: &mut Vec<(String, String)>,
-                     expected: &mut Vec<Expected>| {
+    let mut current: Option<(
+        String,
+        String,
+        Vec<(usize, usize, usize, String, String, Option<String>)>,
+    )> = None;
+    let flush = |cur: Option<(
+        String,
+        String,
+        Vec<(usize, usize, usize, String, String, Option<String>)>,
+    )>,
+                 files: &mut MemFiles,
+                 texts: &mut Vec<(String, String)>,
+                 expected: &mut Vec<Expected>| {
         if let Some((path, text, anns)) = cur {
             let idx = LineIndex::new(&text);
             for (line, col, len, sev, code, msg) in anns {
-                let start = idx.offset(wfx_schemas::text::Position { line: line as u32, character: col as u32 }, PositionEncoding::Utf32);
-                let end = idx.offset(wfx_schemas::text::Position { line: line as u32, character: (col + len) as u32 }, PositionEncoding::Utf32);
-                expected.push(Expected { file: path.clone(), start, end, severity: sev, code, message: msg });
+                let start = idx.offset(
+                    wfx_schemas::text::Position {
+                        line: line as u32,
+                        character: col as u32,
+                    },
+                    PositionEncoding::Utf32,
+                );
+                let end = idx.offset(
+                    wfx_schemas::text::Position {
+                        line: line as u32,
+                        character: (col + len) as u32,
+                    },
+                    PositionEncoding::Utf32,
+                );
+                expected.push(Expected {
+                    file: path.clone(),
+                    start,
+                    end,
+                    severity: sev,
+                    code,
+                    message: msg,
+                });
             }
             files.insert(path.clone(), text.clone());
             texts.push((path, text));
@@ -80,7 +111,9 @@ pub fn fixture(src: &str) -> Fixture {
             current = Some((path.trim().to_owned(), String::new(), Vec::new()));
             continue;
         }
-        let Some((_, text, anns)) = current.as_mut() else { continue };
+        let Some((_, text, anns)) = current.as_mut() else {
+            continue;
+        };
         if let Some((col, len, sev, code, msg)) = parse_annotation(line) {
             let line_no = text.lines().count().saturating_sub(1);
             anns.push((line_no, col, len, sev, code, msg));
@@ -90,15 +123,32 @@ pub fn fixture(src: &str) -> Fixture {
         text.push('\n');
     }
     flush(current.take(), &mut files, &mut texts, &mut expected);
-    Fixture { files, texts, expected }
+    Fixture {
+        files,
+        texts,
+        expected,
+    }
 }
 
 fn render(d: &Diagnostic, texts: &[(String, String)]) -> String {
-    let text = texts.iter().find(|(p, _)| *p == d.file).map(|(_, t)| t.as_str()).unwrap_or("");
+    let text = texts
+        .iter()
+        .find(|(p, _)| *p == d.file)
+        .map(|(_, t)| t.as_str())
+        .unwrap_or("");
     let idx = LineIndex::new(text);
     let p = idx.position(d.range.start, PositionEncoding::Utf32);
     let snippet = text.get(d.range.as_usize()).unwrap_or("<out of bounds>");
-    format!("{}:{}:{} {} {}: {} [{:?}]", d.file, p.line + 1, p.character + 1, d.severity.as_str(), d.code.code, d.message, snippet)
+    format!(
+        "{}:{}:{} {} {}: {} [{:?}]",
+        d.file,
+        p.line + 1,
+        p.character + 1,
+        d.severity.as_str(),
+        d.code.code,
+        d.message,
+        snippet
+    )
 }
 
 /// Runs every rule over the fixture's workspace (root "") and asserts the annotations.
@@ -127,8 +177,11 @@ pub fn assert_matches(fx: &Fixture, diags: &[Diagnostic]) {
             d.file == e.file
                 && d.code.code == e.code
                 && d.severity.as_str() == e.severity
-                && (d.range.start == e.start && (d.range.end == e.end || (d.range.is_empty() && e.end == e.start + 1)))
-                && e.message.as_ref().is_none_or(|m| d.message.contains(m.as_str()))
+                && (d.range.start == e.start
+                    && (d.range.end == e.end || (d.range.is_empty() && e.end == e.start + 1)))
+                && e.message
+                    .as_ref()
+                    .is_none_or(|m| d.message.contains(m.as_str()))
         });
         match pos {
             Some(i) => {
@@ -141,7 +194,10 @@ pub fn assert_matches(fx: &Fixture, diags: &[Diagnostic]) {
         let got: Vec<String> = diags.iter().map(|d| render(d, &fx.texts)).collect();
         panic!(
             "diagnostics differ\nmissing (expected, not produced): {missing:#?}\nunexpected (produced, not annotated): {:#?}\nall produced:\n{}",
-            unmatched.iter().map(|d| render(d, &fx.texts)).collect::<Vec<_>>(),
+            unmatched
+                .iter()
+                .map(|d| render(d, &fx.texts))
+                .collect::<Vec<_>>(),
             got.join("\n")
         );
     }

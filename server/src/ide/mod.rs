@@ -1,6 +1,23 @@
 //! IDE features as pure functions: analysis and a byte offset in, plain data out. No LSP
 //! types here (a tidy test greps for them); `lsp/` converts. Every function reads other
 //! files through `FileAccess`, so unsaved buffers (the server's overlay) are seen.
+//!
+//! Each request parses the buffer once ([`analysis::Analysis`]); positions come from the
+//! tree when the text parses and from the line-based [`context`] when it does not, so
+//! completion and key hover keep working in a broken document. Offsets are bytes.
+
+mod actions;
+mod analysis;
+mod authoring;
+mod completion;
+mod context;
+mod hover;
+mod navigation;
+mod symbols;
+#[cfg(test)]
+mod tests;
+
+pub use authoring::{AuthoringEdit, SessionInfo, fill_from_session, new_case, sessions_for_case};
 
 use wfx_schemas::diagnostics::{Diagnostic, TextEdit};
 use wfx_schemas::files::FileAccess;
@@ -107,57 +124,151 @@ pub struct CodeAction {
     pub fixes_code: Option<String>,
 }
 
-/// Completion items at `offset` in `text` (the buffer of `path`).
-pub fn completion(_fs: &dyn FileAccess, _path: &str, _text: &str, _offset: u32) -> Vec<CompletionItem> {
-    Vec::new()
+/// What a workspace symbol is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkspaceSymbolKind {
+    /// A state of a workflow.
+    State,
+    /// A trigger declared by a state.
+    Trigger,
+    /// A case file (named by its case id).
+    Case,
 }
 
-/// Hover at `offset`.
-pub fn hover(_fs: &dyn FileAccess, _path: &str, _text: &str, _offset: u32) -> Option<Hover> {
-    None
+/// A workspace symbol.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkspaceSymbol {
+    /// State slug, trigger id or case id.
+    pub name: String,
+    /// What it is.
+    pub kind: WorkspaceSymbolKind,
+    /// The workflow slug (for a trigger, `<workflow>/<state>`).
+    pub container: Option<String>,
+    /// Where it is declared (a case: its `title` value, or the file start).
+    pub location: Location,
 }
 
-/// Declaration(s) of the symbol at `offset`.
-pub fn goto_definition(_fs: &dyn FileAccess, _path: &str, _text: &str, _offset: u32) -> Vec<Location> {
-    Vec::new()
+/// Completion items at byte `offset` in `text` (the buffer of `path`): keys not yet present
+/// (docs and snippets from `wfx_schemas::docs`), then values for the position — trigger ids
+/// (with entry state and description), state slugs (title, summary), `decide.to` edges,
+/// enum values, workflow and skill slugs, tool and variable names, fixture and hook files
+/// (FORMAT §A, §B). Works on broken text. Empty for files that are neither a case nor a
+/// `workflow.yaml`.
+pub fn completion(fs: &dyn FileAccess, path: &str, text: &str, offset: u32) -> Vec<CompletionItem> {
+    analysis::Analysis::new(fs, path, text)
+        .map(|an| completion::complete(&an, offset))
+        .unwrap_or_default()
 }
 
-/// References of the state or trigger at `offset`, across `workflow.yaml` and its cases.
-pub fn references(_fs: &dyn FileAccess, _path: &str, _text: &str, _offset: u32, _include_declaration: bool) -> Vec<Location> {
-    Vec::new()
+/// Hover at byte `offset`: a key's doc (what it does, accepted forms, role, whether a
+/// failure halts the case, FORMAT section), a state card (title, summary, type, triggers,
+/// edges), a trigger card (entry state, session path, requires/returns) or a regex card.
+pub fn hover(fs: &dyn FileAccess, path: &str, text: &str, offset: u32) -> Option<Hover> {
+    hover::hover(&analysis::Analysis::new(fs, path, text)?, offset)
 }
 
-/// The range that a rename at `offset` would change, or why it cannot be renamed.
-pub fn prepare_rename(_fs: &dyn FileAccess, _path: &str, _text: &str, _offset: u32) -> Result<TextRange, String> {
-    Err("nothing to rename here".into())
+/// Declaration(s) of the symbol at byte `offset`: a state slug or trigger id → its key in
+/// `workflow.yaml`; `from:` → the fixture under `tests/`; a hook `script:` → the script;
+/// `ranWorkflow.workflow` → that workflow's `workflow.yaml` (files at range `0..0`).
+pub fn goto_definition(fs: &dyn FileAccess, path: &str, text: &str, offset: u32) -> Vec<Location> {
+    analysis::Analysis::new(fs, path, text)
+        .map(|an| navigation::definition(&an, offset))
+        .unwrap_or_default()
 }
 
-/// Edits renaming the state or trigger at `offset` to `new_name`, in every file.
-pub fn rename(_fs: &dyn FileAccess, _path: &str, _text: &str, _offset: u32, _new_name: &str) -> Result<Vec<TextEdit>, String> {
-    Err("nothing to rename here".into())
+/// References of the state or trigger at `offset`, across `workflow.yaml` and its cases
+/// (documents that do not parse are skipped). Ranges exclude quotes.
+pub fn references(
+    fs: &dyn FileAccess,
+    path: &str,
+    text: &str,
+    offset: u32,
+    include_declaration: bool,
+) -> Vec<Location> {
+    analysis::Analysis::new(fs, path, text)
+        .map(|an| navigation::references(&an, offset, include_declaration))
+        .unwrap_or_default()
 }
 
-/// Inlay hints within `range`.
-pub fn inlay_hints(_fs: &dyn FileAccess, _path: &str, _text: &str, _range: TextRange) -> Vec<InlayHint> {
-    Vec::new()
+/// The range that a rename at `offset` would change (the slug or id, without quotes), or
+/// why it cannot be renamed: not a state or trigger, not declared in `workflow.yaml`, the
+/// reserved `manual`, or a document that does not parse.
+pub fn prepare_rename(
+    fs: &dyn FileAccess,
+    path: &str,
+    text: &str,
+    offset: u32,
+) -> Result<TextRange, String> {
+    let an = analysis::Analysis::new(fs, path, text).ok_or("nothing to rename here")?;
+    navigation::prepare(&an, offset).map(|(_, r)| r)
 }
 
-/// Document symbols.
-pub fn document_symbols(_path: &str, _text: &str) -> Vec<Symbol> {
-    Vec::new()
+/// Edits renaming the state or trigger at `offset` to `new_name`, in `workflow.yaml` and
+/// every case of the workflow, sorted by (file, offset). Errors: what [`prepare_rename`]
+/// refuses, a new state name that is not a slug (FORMAT §A.3) or an empty trigger id, a
+/// name already declared, or a document of the workflow that does not parse.
+pub fn rename(
+    fs: &dyn FileAccess,
+    path: &str,
+    text: &str,
+    offset: u32,
+    new_name: &str,
+) -> Result<Vec<TextEdit>, String> {
+    let an = analysis::Analysis::new(fs, path, text).ok_or("nothing to rename here")?;
+    navigation::rename(&an, offset, new_name)
 }
 
-/// Folding ranges (byte ranges of multi-line nodes).
-pub fn folding_ranges(_text: &str) -> Vec<TextRange> {
-    Vec::new()
+/// Inlay hints within `range` (bytes): after a case's `title` and `description` the
+/// collapsed length against its budget (`34/60`, UTF-16 code units, FORMAT §B.1); after a
+/// `decide.to` the edge type when the decided state is known.
+pub fn inlay_hints(
+    fs: &dyn FileAccess,
+    path: &str,
+    text: &str,
+    range: TextRange,
+) -> Vec<InlayHint> {
+    analysis::Analysis::new(fs, path, text)
+        .map(|an| symbols::inlay_hints(&an, range))
+        .unwrap_or_default()
 }
 
-/// Code actions for `range`, given the diagnostics the client sent back.
-pub fn code_actions(_fs: &dyn FileAccess, _path: &str, _text: &str, _range: TextRange, _diagnostics: &[Diagnostic]) -> Vec<CodeAction> {
-    Vec::new()
+/// Document symbols: for a case, its title then each action with the assertions that
+/// evaluate against it nested under it; for `workflow.yaml`, each state with its triggers
+/// and transitions. Empty when the text does not parse.
+pub fn document_symbols(path: &str, text: &str) -> Vec<Symbol> {
+    symbols::document_symbols(path, text)
 }
 
-/// Ranges of `/…/flags` regex strings, for semantic tokens.
-pub fn regex_tokens(_path: &str, _text: &str) -> Vec<TextRange> {
-    Vec::new()
+/// Folding ranges (byte ranges of multi-line nodes, from the key); indentation blocks when
+/// the text does not parse.
+pub fn folding_ranges(text: &str) -> Vec<TextRange> {
+    symbols::folding_ranges(text)
+}
+
+/// Workspace symbols matching `query` (a case-insensitive subsequence): every state and
+/// trigger of every workflow under `root`, and every case (by case id).
+pub fn workspace_symbols(fs: &dyn FileAccess, root: &str, query: &str) -> Vec<WorkspaceSymbol> {
+    symbols::workspace_symbols(fs, root, query)
+}
+
+/// Code actions for `range`, given the diagnostics the client sent back: each diagnostic
+/// fix, then our own (near-miss key, unknown state/trigger → nearest declared, `- send:`
+/// above orphan assertions, missing `title`/`description`, `tests: { judge: {} }` for a
+/// `grade` without a judge). Edits are minimal and keep comments.
+pub fn code_actions(
+    fs: &dyn FileAccess,
+    path: &str,
+    text: &str,
+    range: TextRange,
+    diagnostics: &[Diagnostic],
+) -> Vec<CodeAction> {
+    analysis::Analysis::new(fs, path, text)
+        .map(|an| actions::code_actions(&an, range, diagnostics))
+        .unwrap_or_default()
+}
+
+/// Ranges of `/…/flags` regex strings where a case reads regexes (reply tokens,
+/// `raised.reason`, tool `input`, mock `whenInput`; FORMAT §B.2), for semantic tokens.
+pub fn regex_tokens(path: &str, text: &str) -> Vec<TextRange> {
+    symbols::regex_tokens(path, text)
 }

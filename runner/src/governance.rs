@@ -1,0 +1,588 @@
+//! Governance of tool calls (FORMAT §E.7, §A.3, §E.5): which tools a state offers, whether
+//! a call is allowed, and why not. Closed by default: the essentials and the controls, plus
+//! `tools.allow_always` and the state's `tools.allow`, minus `tools.forbid_always` and the
+//! state's `tools.forbid`; an allow entry with guards narrows even an essential tool; the
+//! skills gate on `skills/<slug>/**`; `scratchpad/**` always open; runtime zones and mounts
+//! never writable.
+//!
+//! Pure: reads the workflow model and the run variables, never the session folder.
+
+use indexmap::IndexMap;
+use serde_json::Value;
+use wfx_schemas::model::workflow::{State, ToolEntry, Workflow};
+
+use crate::glob::{escape, glob_match};
+use crate::matching::{js_string, resolve_path};
+use crate::session_fs::{Zone, classify, normalize};
+
+/// Always shown and permitted (FORMAT §E.5).
+pub const ESSENTIALS: &[&str] = &[
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "copy_file",
+    "move_file",
+    "remove_file",
+    "glob",
+    "grep",
+    "write_todos",
+    "archmax_eval",
+    "archmax_run",
+];
+
+/// The control tools, always allowed (`archmax_advance` hidden in terminal states).
+pub const CONTROLS: &[&str] = &[
+    "archmax_advance",
+    "archmax_reset",
+    "archmax_wait",
+    "archmax_raise",
+    "archmax_get_variables",
+    "archmax_set_variables",
+];
+
+/// Tools whose path arguments write.
+const WRITERS: &[&str] = &[
+    "write_file",
+    "edit_file",
+    "copy_file",
+    "move_file",
+    "remove_file",
+];
+
+/// The path arguments of a tool's input, as `(argument, value)`.
+pub fn path_args(tool: &str, input: &Value) -> Vec<(&'static str, String)> {
+    let names: &[&'static str] = match tool {
+        "ls" | "glob" | "grep" => &["path"],
+        "read_file" | "write_file" | "edit_file" | "remove_file" | "archmax_run" => &["file_path"],
+        "copy_file" | "move_file" => &["source_path", "destination_path"],
+        _ => &[],
+    };
+    names
+        .iter()
+        .filter_map(|n| {
+            input
+                .get(*n)
+                .and_then(Value::as_str)
+                .map(|v| (*n, v.to_owned()))
+        })
+        .collect()
+}
+
+/// A refused call: the rule id (`tool.forbidden`, `skill.not-allowed`, …) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// The reference's rule id.
+    pub rule: &'static str,
+    /// Our explanation.
+    pub message: String,
+}
+
+fn block(rule: &'static str, message: String) -> Block {
+    Block { rule, message }
+}
+
+/// Substitutes `${{name.path}}` references in a guard glob, glob-escaping the values
+/// (FORMAT §A.3); `$${{…}}` is an escape for the literal text. Errors name the reference.
+pub fn substitute(
+    text: &str,
+    vars: &IndexMap<String, Value>,
+    for_glob: bool,
+) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("${{") {
+        let escaped = i > 0 && rest.as_bytes().get(i - 1) == Some(&b'$');
+        let (head, tail) = rest.split_at(i);
+        let Some(end) = tail.find("}}") else { break };
+        let inner = tail.get(3..end).unwrap_or_default();
+        if escaped {
+            out.push_str(head.get(..head.len().saturating_sub(1)).unwrap_or_default());
+            out.push_str(tail.get(..end + 2).unwrap_or_default());
+        } else {
+            out.push_str(head);
+            let segs: Vec<&str> = inner.trim().split('.').collect();
+            let raw = format!("${{{{{inner}}}}}");
+            let name = segs.first().copied().unwrap_or_default();
+            if segs.iter().any(|s| s.is_empty()) {
+                return Err(format!("the reference {raw} is malformed"));
+            }
+            let value = vars
+                .get(name)
+                .ok_or_else(|| format!("variable '{name}' is not set"))?;
+            let value = resolve_path(value, segs.get(1..).unwrap_or_default())
+                .ok_or_else(|| format!("the path of {raw} does not resolve"))?;
+            let text = match value {
+                Value::String(_) | Value::Number(_) | Value::Bool(_) => js_string(value),
+                _ => return Err(format!("{raw} is not a string, number or boolean")),
+            };
+            out.push_str(&if for_glob { escape(&text) } else { text });
+        }
+        rest = tail.get(end + 2..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Substitutes references in every string of a tool input (the agent's own arguments,
+/// FORMAT §A.3): verbatim values, strings only.
+pub fn substitute_input(input: &Value, vars: &IndexMap<String, Value>) -> Result<Value, String> {
+    Ok(match input {
+        Value::String(s) if s.contains("${{") => Value::String(substitute(s, vars, false)?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| substitute_input(i, vars))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                out.insert(k.clone(), substitute_input(v, vars)?);
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    })
+}
+
+fn has_guards(e: &ToolEntry) -> bool {
+    !e.args.is_empty() || !e.paths.is_empty()
+}
+
+/// True when every guard of a grant holds (every path argument matches a `paths` glob,
+/// every `args` guard matches); `Err` when a reference does not resolve (fail-closed).
+fn grant_matches(
+    e: &ToolEntry,
+    tool: &str,
+    input: &Value,
+    vars: &IndexMap<String, Value>,
+) -> Result<bool, String> {
+    let globs = |list: &[String]| -> Result<Vec<String>, String> {
+        list.iter().map(|g| substitute(g, vars, true)).collect()
+    };
+    if !e.paths.is_empty() {
+        let paths = globs(&e.paths)?;
+        let args = path_args(tool, input);
+        if args.is_empty() {
+            return Ok(false);
+        }
+        for (_, p) in args {
+            let Ok(norm) = normalize(&p) else {
+                return Ok(false);
+            };
+            if !paths.iter().any(|g| glob_match(g, &norm)) {
+                return Ok(false);
+            }
+        }
+    }
+    for (arg, list) in &e.args {
+        let list = globs(list)?;
+        let Some(v) = input.get(arg) else {
+            return Ok(false);
+        };
+        let v = js_string(v);
+        if !list.iter().any(|g| glob_match(g, &v)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// True when a guarded denial applies (any path argument or any `args` value matches).
+fn denial_matches(
+    e: &ToolEntry,
+    tool: &str,
+    input: &Value,
+    vars: &IndexMap<String, Value>,
+) -> Result<bool, String> {
+    if !has_guards(e) {
+        return Ok(true);
+    }
+    for g in &e.paths {
+        let g = substitute(g, vars, true)?;
+        if path_args(tool, input)
+            .iter()
+            .any(|(_, p)| normalize(p).is_ok_and(|n| glob_match(&g, &n)))
+        {
+            return Ok(true);
+        }
+    }
+    for (arg, list) in &e.args {
+        if let Some(v) = input.get(arg) {
+            for g in list {
+                if glob_match(&substitute(g, vars, true)?, &js_string(v)) {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The skills enabled in `state`: `skills.allow_always` plus the state's `skills.allow`,
+/// minus both forbid lists. Sorted.
+pub fn enabled_skills(wf: &Workflow, state: &State) -> Vec<String> {
+    let forbidden = |s: &str| {
+        wf.skills_forbid_always.iter().any(|f| f.value == s)
+            || state.skills_forbid.iter().any(|f| f.value == s)
+    };
+    let mut out: Vec<String> = wf
+        .skills_allow_always
+        .iter()
+        .chain(state.skills_allow.iter().flatten())
+        .map(|s| s.value.clone())
+        .filter(|s| !forbidden(s))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The skill slug a session path lies under (`skills/<slug>/…`), if any.
+pub fn skill_of(path: &str) -> Option<String> {
+    let norm = normalize(path).ok()?;
+    let mut segs = norm.split('/');
+    (segs.next() == Some("skills"))
+        .then(|| segs.next().map(str::to_owned))
+        .flatten()
+}
+
+/// Decides whether an agent (or a script under the agent's governance) may call `tool`
+/// with `input` in `state`. `vars` are the run variables as plain values.
+pub fn check_call(
+    wf: &Workflow,
+    state: &State,
+    tool: &str,
+    input: &Value,
+    vars: &IndexMap<String, Value>,
+) -> Result<(), Block> {
+    if tool == "task" {
+        return Err(block("tool.forbidden", "`task` is never grantable".into()));
+    }
+    for (list, rule, where_) in [
+        (
+            &wf.tools_forbid_always,
+            "tool.forbidden",
+            "tools.forbid_always".to_owned(),
+        ),
+        (
+            &state.tools_forbid,
+            "tool.forbidden-here",
+            format!("the `tools.forbid` of state `{}`", state.slug.value),
+        ),
+    ] {
+        for e in list
+            .iter()
+            .filter(|e| e.tool.value == tool || e.tool.value == "*")
+        {
+            match denial_matches(e, tool, input, vars) {
+                Ok(true) => return Err(block(rule, format!("`{tool}` is denied by {where_}"))),
+                Ok(false) => {}
+                Err(why) => {
+                    return Err(block(
+                        rule,
+                        format!("`{tool}` is guarded by {where_}, and {why}"),
+                    ));
+                }
+            }
+        }
+    }
+    if tool == "archmax_advance" && state.is_terminal() {
+        return Err(block(
+            "tool.forbidden-here",
+            format!(
+                "`archmax_advance` is not offered in the terminal state `{}`",
+                state.slug.value
+            ),
+        ));
+    }
+    let grants: Vec<&ToolEntry> = wf
+        .tools_allow_always
+        .iter()
+        .chain(state.tools_allow.iter())
+        .filter(|e| e.tool.value == tool)
+        .collect();
+    let base = ESSENTIALS.contains(&tool) || CONTROLS.contains(&tool);
+    if grants.is_empty() {
+        if !base {
+            return Err(block(
+                "tool.not-allowed",
+                format!(
+                    "`{tool}` is not granted in state `{}` (no `tools.allow` or `tools.allow_always` entry names it)",
+                    state.slug.value
+                ),
+            ));
+        }
+    } else if !grants.iter().any(|e| !has_guards(e)) {
+        let mut ok = false;
+        for e in &grants {
+            match grant_matches(e, tool, input, vars) {
+                Ok(true) => ok = true,
+                Ok(false) => {}
+                Err(why) => {
+                    return Err(block(
+                        "tool.path-argument",
+                        format!("the grant of `{tool}` cannot be checked: {why}"),
+                    ));
+                }
+            }
+        }
+        if !ok {
+            return Err(block(
+                "tool.path-argument",
+                format!(
+                    "the arguments of `{tool}` are outside what state `{}` grants",
+                    state.slug.value
+                ),
+            ));
+        }
+    }
+    check_paths(wf, state, tool, input)
+}
+
+/// The zone and skill rules on path arguments, shared by agent and script calls.
+fn check_paths(wf: &Workflow, state: &State, tool: &str, input: &Value) -> Result<(), Block> {
+    let args = path_args(tool, input);
+    if tool == "archmax_run"
+        && let Some((_, p)) = args.first()
+        && skill_of(p).is_none()
+    {
+        return Err(block(
+            "script.skill-only",
+            format!(
+                "`archmax_run` runs scripts inside skill bundles only; `{p}` is not under `skills/<slug>/`"
+            ),
+        ));
+    }
+    let enabled = enabled_skills(wf, state);
+    for (arg, p) in &args {
+        let zone = classify(p);
+        if zone == Zone::Escapes {
+            return Err(block(
+                "tool.path-argument",
+                format!("`{p}` climbs above the session folder"),
+            ));
+        }
+        let writes = WRITERS.contains(&tool) && !(tool == "copy_file" && *arg == "source_path");
+        if writes
+            && matches!(
+                zone,
+                Zone::Authored | Zone::RunInternal | Zone::RunOffload | Zone::Root
+            )
+        {
+            return Err(block(
+                "zone.read-only",
+                format!("`{p}` is in the read-only `{}` zone", zone.as_str()),
+            ));
+        }
+        if let Some(slug) = skill_of(p) {
+            if wf
+                .skills_forbid_always
+                .iter()
+                .chain(state.skills_forbid.iter())
+                .any(|f| f.value == slug)
+            {
+                return Err(block(
+                    "skill.forbidden",
+                    format!(
+                        "skill `{slug}` is forbidden in state `{}`",
+                        state.slug.value
+                    ),
+                ));
+            }
+            if !enabled.contains(&slug) {
+                return Err(block(
+                    "skill.not-allowed",
+                    format!(
+                        "skill `{slug}` is not enabled in state `{}` (enabled: {})",
+                        state.slug.value,
+                        list_or_none(&enabled)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The tool names a state offers, sorted: essentials, controls (no `archmax_advance` in a
+/// terminal state) and granted tools, minus bare denials.
+pub fn offered_tools(wf: &Workflow, state: &State) -> Vec<String> {
+    let mut out: Vec<String> = ESSENTIALS
+        .iter()
+        .chain(CONTROLS.iter())
+        .map(|s| (*s).to_owned())
+        .collect();
+    out.extend(
+        wf.tools_allow_always
+            .iter()
+            .chain(state.tools_allow.iter())
+            .map(|e| e.tool.value.clone()),
+    );
+    if state.is_terminal() {
+        out.retain(|t| t != "archmax_advance");
+    }
+    let denied = |t: &str| {
+        wf.tools_forbid_always
+            .iter()
+            .chain(state.tools_forbid.iter())
+            .any(|e| !has_guards(e) && (e.tool.value == t || e.tool.value == "*"))
+    };
+    out.retain(|t| !denied(t));
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wfx_schemas::yaml;
+
+    fn wf(src: &str) -> Workflow {
+        Workflow::from_node(yaml::parse(src).documents.first().unwrap())
+    }
+
+    const WF: &str = "tools:\n  forbid_always: [archmax_reset]\nskills:\n  allow_always: [base]\nstates:\n  a:\n    skills: { allow: [extra], forbid: [base] }\n    tools:\n      allow:\n        - { tool: archmax_run, paths: [\"skills/extra/scripts/**\"] }\n        - lookup\n        - { tool: fetch, args: { url: \"https://${{host}}/*\" } }\n      forbid: [{ tool: read_file, paths: [\"scratchpad/secret/**\"] }]\n    transitions: [{ to: b, description: d }]\n  b: {}\n";
+
+    #[test]
+    fn allowed_and_blocked_calls() {
+        let w = wf(WF);
+        let a = w.state("a").unwrap();
+        let b = w.state("b").unwrap();
+        let mut vars = IndexMap::new();
+        vars.insert("host".to_owned(), json!("example.com"));
+        let check =
+            |s: &State, t: &str, i: Value| check_call(&w, s, t, &i, &vars).map_err(|b| b.rule);
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "scratchpad/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "skills/extra/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "skills/base/x"})),
+            Err("skill.forbidden")
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "skills/other/x"})),
+            Err("skill.not-allowed")
+        );
+        assert_eq!(
+            check(b, "read_file", json!({"file_path": "skills/base/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "scratchpad/secret/k"})),
+            Err("tool.forbidden-here")
+        );
+        assert_eq!(check(a, "archmax_reset", json!({})), Err("tool.forbidden"));
+        assert_eq!(check(a, "lookup", json!({})), Ok(()));
+        assert_eq!(check(b, "lookup", json!({})), Err("tool.not-allowed"));
+        assert_eq!(
+            check(
+                a,
+                "archmax_run",
+                json!({"file_path": "skills/extra/scripts/x.js"})
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            check(
+                a,
+                "archmax_run",
+                json!({"file_path": "skills/extra/other.js"})
+            ),
+            Err("tool.path-argument")
+        );
+        assert_eq!(
+            check(b, "archmax_run", json!({"file_path": "scratchpad/x.js"})),
+            Err("script.skill-only")
+        );
+        assert_eq!(
+            check(a, "fetch", json!({"url": "https://example.com/x"})),
+            Ok(())
+        );
+        assert_eq!(
+            check(a, "fetch", json!({"url": "https://evil.com/x"})),
+            Err("tool.path-argument")
+        );
+        assert_eq!(
+            check(a, "write_file", json!({"file_path": "skills/extra/x"})),
+            Err("zone.read-only")
+        );
+        assert_eq!(
+            check(a, "write_file", json!({"file_path": "artifacts/x"})),
+            Err("zone.read-only")
+        );
+        assert_eq!(
+            check(a, "read_file", json!({"file_path": "../x"})),
+            Err("tool.path-argument")
+        );
+        assert_eq!(
+            check(b, "archmax_advance", json!({})),
+            Err("tool.forbidden-here")
+        );
+        assert_eq!(check(a, "task", json!({})), Err("tool.forbidden"));
+        assert!(!offered_tools(&w, a).contains(&"archmax_reset".to_owned()));
+        assert!(offered_tools(&w, a).contains(&"lookup".to_owned()));
+        assert!(!offered_tools(&w, b).contains(&"archmax_advance".to_owned()));
+    }
+
+    #[test]
+    fn unresolved_guard_reference_blocks() {
+        let w = wf(WF);
+        let a = w.state("a").unwrap();
+        let err = check_call(
+            &w,
+            a,
+            "fetch",
+            &json!({"url": "https://x/y"}),
+            &IndexMap::new(),
+        )
+        .unwrap_err();
+        assert_eq!(err.rule, "tool.path-argument");
+        assert!(
+            err.message.contains("variable 'host' is not set"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn substitution_escapes_and_resolves_paths() {
+        let mut vars = IndexMap::new();
+        vars.insert("o".to_owned(), json!({"items": [{"id": "a*"}]}));
+        assert_eq!(
+            substitute("x/${{ o.items.-1.id }}", &vars, true).unwrap(),
+            "x/a\\*"
+        );
+        assert_eq!(
+            substitute("x/${{o.items.0.id}}", &vars, false).unwrap(),
+            "x/a*"
+        );
+        assert_eq!(substitute("$${{o}}", &vars, false).unwrap(), "${{o}}");
+        assert!(
+            substitute("${{o}}", &vars, false)
+                .unwrap_err()
+                .contains("not a string")
+        );
+        assert!(
+            substitute("${{missing}}", &vars, false)
+                .unwrap_err()
+                .contains("not set")
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! Reporters for `wfx-lsp test` (FORMAT §C.4): the stderr narration (header, per case its
+//! state flow and verdict line with indented failures, `N assertions not executed`, a
+//! summary), the stdout summary line, JUnit XML, Markdown, and the `history.jsonl` row.
+//! Every reporter writes to any `Write`; output depends only on its input.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::interpret::{CaseRun, RecordStatus, VerdictStatus};
+use crate::suite::SuiteRun;
+
+/// Passed, failed and skipped counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Passed cases.
+    pub passed: usize,
+    /// Failed cases.
+    pub failed: usize,
+    /// Skipped cases.
+    pub skipped: usize,
+}
+
+impl Counts {
+    /// Counts of one suite.
+    pub fn of(run: &SuiteRun) -> Self {
+        let mut c = Counts::default();
+        for r in &run.result.results {
+            match r.verdict.status {
+                VerdictStatus::Passed => c.passed += 1,
+                VerdictStatus::Failed => c.failed += 1,
+                VerdictStatus::Skipped => c.skipped += 1,
+            }
+        }
+        c
+    }
+
+    /// Adds another suite's counts.
+    pub fn add(&mut self, o: Counts) {
+        self.passed += o.passed;
+        self.failed += o.failed;
+        self.skipped += o.skipped;
+    }
+
+    /// `P passed, F failed, S skipped`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
+    }
+}
+
+/// The suite header on stderr.
+pub fn header(w: &mut dyn Write, workflow: &str, cases: usize) -> io::Result<()> {
+    writeln!(
+        w,
+        "wfx-lsp test · {workflow} · {cases} case{} · deterministic runner, scripted agents",
+        if cases == 1 { "" } else { "s" }
+    )
+}
+
+/// One case's narration: a dimmed header, its state flow, the verdict line, indented
+/// failures, grade scores and the not-executed count.
+pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
+    let r = &run.result;
+    writeln!(w)?;
+    match &r.title {
+        Some(t) => writeln!(w, "  {} · {t}", r.id)?,
+        None => writeln!(w, "  {}", r.id)?,
+    }
+    if !run.flow.is_empty() {
+        writeln!(w, "    {}", run.flow)?;
+    }
+    match r.verdict.status {
+        VerdictStatus::Passed => writeln!(w, "  ✔ passed ({} ms)", run.duration_ms)?,
+        VerdictStatus::Failed => writeln!(w, "  ✖ failed ({} ms)", run.duration_ms)?,
+        VerdictStatus::Skipped => {
+            writeln!(w, "  ○ skipped: {}", r.skip_reason.as_deref().unwrap_or(""))?
+        }
+    }
+    for f in &r.verdict.failures {
+        let mut lines = f.lines();
+        if let Some(first) = lines.next() {
+            writeln!(w, "      {first}")?;
+        }
+        for l in lines {
+            writeln!(w, "        {l}")?;
+        }
+    }
+    for rec in r.records.iter().filter(|x| x.kind == "grade.closedQA") {
+        if let (Some(s), Some(t)) = (rec.score, rec.threshold) {
+            writeln!(w, "      grade {s} (at least {t})")?;
+        }
+    }
+    let skipped_grades = r
+        .records
+        .iter()
+        .filter(|x| {
+            x.kind == "grade" && x.status == RecordStatus::NotExecuted && x.detail.is_some()
+        })
+        .count();
+    let not_executed = r
+        .records
+        .iter()
+        .filter(|x| x.status == RecordStatus::NotExecuted)
+        .count()
+        - skipped_grades;
+    if not_executed > 0 {
+        writeln!(
+            w,
+            "      {not_executed} assertion{} not executed",
+            if not_executed == 1 { "" } else { "s" }
+        )?;
+    }
+    if skipped_grades > 0 {
+        writeln!(
+            w,
+            "      {skipped_grades} grade{} skipped (--skip-grades)",
+            if skipped_grades == 1 { "" } else { "s" }
+        )?;
+    }
+    Ok(())
+}
+
+/// The closing summary on stderr.
+pub fn summary(w: &mut dyn Write, run: &SuiteRun) -> io::Result<()> {
+    let c = Counts::of(run);
+    writeln!(w)?;
+    let names = |s: VerdictStatus| -> Vec<&str> {
+        run.result
+            .results
+            .iter()
+            .filter(|r| r.verdict.status == s)
+            .map(|r| r.id.as_str())
+            .collect()
+    };
+    writeln!(
+        w,
+        "{}: {} ({} ms)",
+        run.result.workflow,
+        c.line(),
+        run.duration_ms
+    )?;
+    for (label, s) in [
+        ("failed", VerdictStatus::Failed),
+        ("skipped", VerdictStatus::Skipped),
+    ] {
+        let n = names(s);
+        if !n.is_empty() {
+            writeln!(w, "  {label}: {}", n.join(", "))?;
+        }
+    }
+    Ok(())
+}
+
+fn xml(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn secs(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// JUnit XML: one `<testsuite>` per workflow, one `<testcase>` per case.
+pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
+    let mut total = Counts::default();
+    let mut ms = 0;
+    for r in runs {
+        total.add(Counts::of(r));
+        ms += r.duration_ms;
+    }
+    writeln!(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
+    writeln!(
+        w,
+        "<testsuites name=\"wfx-lsp test\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">",
+        total.passed + total.failed + total.skipped,
+        total.failed,
+        total.skipped,
+        secs(ms)
+    )?;
+    for run in runs {
+        let c = Counts::of(run);
+        writeln!(
+            w,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">",
+            xml(&run.result.workflow),
+            c.passed + c.failed + c.skipped,
+            c.failed,
+            c.skipped,
+            secs(run.duration_ms)
+        )?;
+        for case in &run.cases {
+            let r = &case.result;
+            let name = match &r.title {
+                Some(t) => format!("{} · {t}", r.id),
+                None => r.id.clone(),
+            };
+            write!(
+                w,
+                "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"{}\"",
+                xml(&run.result.workflow),
+                xml(&name),
+                xml(&case.path),
+                secs(case.duration_ms)
+            )?;
+            match r.verdict.status {
+                VerdictStatus::Passed => writeln!(w, "/>")?,
+                VerdictStatus::Skipped => {
+                    writeln!(w, ">")?;
+                    writeln!(
+                        w,
+                        "      <skipped message=\"{}\"/>",
+                        xml(r.skip_reason.as_deref().unwrap_or(""))
+                    )?;
+                    writeln!(w, "    </testcase>")?;
+                }
+                VerdictStatus::Failed => {
+                    writeln!(w, ">")?;
+                    let first = r
+                        .verdict
+                        .failures
+                        .first()
+                        .map(String::as_str)
+                        .unwrap_or("failed");
+                    let tag = if r.error.is_some() {
+                        "error"
+                    } else {
+                        "failure"
+                    };
+                    writeln!(
+                        w,
+                        "      <{tag} message=\"{}\">{}</{tag}>",
+                        xml(first.lines().next().unwrap_or("")),
+                        xml(&r.verdict.failures.join("\n"))
+                    )?;
+                    if !case.flow.is_empty() {
+                        writeln!(w, "      <system-out>{}</system-out>", xml(&case.flow))?;
+                    }
+                    writeln!(w, "    </testcase>")?;
+                }
+            }
+        }
+        writeln!(w, "  </testsuite>")?;
+    }
+    writeln!(w, "</testsuites>")
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', "<br>")
+}
+
+/// A Markdown report: a summary line and a table per workflow, then the failures.
+pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
+    writeln!(w, "# wfx-lsp test report")?;
+    for run in runs {
+        writeln!(w)?;
+        writeln!(w, "## {}", run.result.workflow)?;
+        writeln!(w)?;
+        if run.result.skipped.is_some() {
+            writeln!(w, "Suite skipped — disabled.")?;
+            continue;
+        }
+        writeln!(w, "{} ({} ms)", Counts::of(run).line(), run.duration_ms)?;
+        writeln!(w)?;
+        writeln!(w, "| case | verdict | state flow | assertions | ms |")?;
+        writeln!(w, "|---|---|---|---|---|")?;
+        for case in &run.cases {
+            let r = &case.result;
+            let verdict = match r.verdict.status {
+                VerdictStatus::Passed => "✔ passed",
+                VerdictStatus::Failed => "✖ failed",
+                VerdictStatus::Skipped => "○ skipped",
+            };
+            let count = |s: RecordStatus| r.records.iter().filter(|x| x.status == s).count();
+            writeln!(
+                w,
+                "| {} | {verdict} | {} | {} passed, {} failed, {} not executed | {} |",
+                md(&r.id),
+                md(&case.flow),
+                count(RecordStatus::Passed),
+                count(RecordStatus::Failed),
+                count(RecordStatus::NotExecuted),
+                case.duration_ms
+            )?;
+        }
+        let failed: Vec<&CaseRun> = run
+            .cases
+            .iter()
+            .filter(|c| c.result.verdict.status == VerdictStatus::Failed)
+            .collect();
+        if !failed.is_empty() {
+            writeln!(w)?;
+            writeln!(w, "### Failures")?;
+            for c in failed {
+                writeln!(w)?;
+                writeln!(w, "**{}**", md(&c.result.id))?;
+                writeln!(w)?;
+                for f in &c.result.verdict.failures {
+                    writeln!(w, "- {}", md(f))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One `history.jsonl` row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryRow {
+    /// `<startedAt>-<workflows joined by +>`.
+    pub run_id: String,
+    /// Epoch ms.
+    pub started_at: u64,
+    /// Workflows run.
+    pub workflows: Vec<String>,
+    /// Cases run.
+    pub total: usize,
+    /// Passed.
+    pub passed: usize,
+    /// Failed.
+    pub failed: usize,
+    /// Skipped.
+    pub skipped: usize,
+    /// Duration, ms.
+    pub duration_ms: u64,
+}
+
+/// The summary row of a run.
+pub fn history_row(runs: &[SuiteRun], started_at: u64, duration_ms: u64) -> HistoryRow {
+    let mut c = Counts::default();
+    for r in runs {
+        c.add(Counts::of(r));
+    }
+    let workflows: Vec<String> = runs.iter().map(|r| r.result.workflow.clone()).collect();
+    HistoryRow {
+        run_id: format!("{started_at}-{}", workflows.join("+")),
+        started_at,
+        workflows,
+        total: c.passed + c.failed + c.skipped,
+        passed: c.passed,
+        failed: c.failed,
+        skipped: c.skipped,
+        duration_ms,
+    }
+}

@@ -1,0 +1,194 @@
+//! Static checks of sandbox scripts (codes `WFX501`–`WFX503`): hook scripts a workflow names
+//! (FORMAT §A.6, §D.2) and skill scripts under `<root>/skills/*/scripts/` (FORMAT §E.7) are
+//! compiled by QuickJS without running, and their imports are checked against
+//! `@archmax-ai/harness/*`. The scripts are prepared exactly as the runner prepares them
+//! (imports blanked, a hook's `export default` rewritten, offsets kept), so a script that
+//! passes here parses at run time too.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use wfx_schemas::check::load_workflow;
+use wfx_schemas::diagnostics::{self, Diagnostic, sort_diagnostics};
+use wfx_schemas::files::FileAccess;
+use wfx_schemas::model::workflow::HookKind;
+use wfx_schemas::text::TextRange;
+use wfx_schemas::workspace::WorkflowDir;
+
+use super::engine::{compile_only, position_to_offset};
+use super::source::{self, foreign_imports};
+
+/// Wrapper that compiles a body as an async function without calling it.
+const CHECK_PREFIX: &str = "(async function () {";
+/// The file name QuickJS reports positions under.
+const CHECK_FILE: &str = "wfx-check.js";
+
+/// Compiles `source` without running it; `None` when it parses, else the byte offset in
+/// `source` where QuickJS stopped and its message (e.g. `expecting ';'`).
+///
+/// `is_module` selects hook preparation: `export default` becomes the hook registration.
+/// Every import statement is blanked either way (foreign ones are [`foreign_imports`]'
+/// business), and the body may use top-level `await` and `return` (FORMAT §A.6, §E.7).
+pub fn check_syntax(source: &str, is_module: bool) -> Option<(u32, String)> {
+    let body = source::prepare(source, is_module);
+    let code = format!("{CHECK_PREFIX}{body}\n}})");
+    let (message, at) = compile_only(&code, CHECK_FILE)?;
+    let offset = match at {
+        Some((line, col)) => position_to_offset(&body, line, col, CHECK_PREFIX.len()),
+        None => 0,
+    };
+    Some((offset, message))
+}
+
+/// The diagnostics of every hook script `dir`'s `workflow.yaml` names and every skill script
+/// of the workspace (see [`check_hook_scripts`], [`check_skill_scripts`]), sorted. Skill
+/// scripts are shared by the workspace's workflows: a caller checking several workflows
+/// should call [`check_hook_scripts`] per workflow and [`check_skill_scripts`] once.
+pub fn check_scripts(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnostic> {
+    let mut out = check_hook_scripts(fs, dir);
+    out.extend(check_skill_scripts(fs, &dir.root));
+    sort_diagnostics(&mut out);
+    out
+}
+
+/// `WFX503` (syntax) for each hook script named by a
+/// `script:` hook of `dir`'s `workflow.yaml` whose path is well-formed (`hooks/….js|mjs`, no
+/// `..`) and whose file exists; each related to the first hook naming it. Sorted.
+pub fn check_hook_scripts(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(info) = load_workflow(fs, dir) else {
+        return out;
+    };
+    let Some(model) = info.model.as_ref() else {
+        return out;
+    };
+    // Script path → the first hook site naming it.
+    let mut scripts: BTreeMap<String, TextRange> = BTreeMap::new();
+    for state in &model.states {
+        for hook in state.before.iter().chain(&state.after) {
+            if let HookKind::Script(p) = &hook.kind
+                && is_hook_path(&p.value)
+            {
+                scripts.entry(join(&dir.dir(), &p.value)).or_insert(p.range);
+            }
+        }
+    }
+    for (path, site) in scripts {
+        let Ok(text) = fs.read_text(&path) else {
+            continue;
+        };
+        let related = |d: Diagnostic| d.with_related(&info.path, site, "the hook is declared here");
+        // Foreign imports of hook scripts are reported on `workflow.yaml` by the format
+        // crate's workflow rules (FORMAT §D.2); only the syntax check needs the engine.
+        if let Some(d) = syntax_diagnostic(&path, &text, true) {
+            out.push(related(d));
+        }
+    }
+    sort_diagnostics(&mut out);
+    out
+}
+
+/// `WFX502` (foreign import) and `WFX503` (syntax) for every `.js`, `.mjs` or `.cjs` file
+/// under `<root>/skills/<skill>/scripts/` (recursively). Sorted.
+pub fn check_skill_scripts(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let skills_dir = join(root, "skills");
+    let Ok(skills) = fs.list(&skills_dir) else {
+        return out;
+    };
+    let mut files = BTreeSet::new();
+    for skill in skills.iter().filter(|e| e.is_dir) {
+        collect_scripts(
+            fs,
+            &join(&skills_dir, &format!("{}/scripts", skill.name)),
+            &mut files,
+            0,
+        );
+    }
+    for path in files {
+        let Ok(text) = fs.read_text(&path) else {
+            continue;
+        };
+        for (range, spec) in foreign_imports(&text) {
+            out.push(Diagnostic::new(
+                &diagnostics::SCRIPT_FOREIGN_IMPORT,
+                &path,
+                range,
+                format!(
+                    "imports from `{spec}`, which the sandbox drops; skill scripts may import \
+                     only `@archmax-ai/harness/*` type carriers"
+                ),
+            ));
+        }
+        out.extend(syntax_diagnostic(&path, &text, false));
+    }
+    sort_diagnostics(&mut out);
+    out
+}
+
+/// `WFX503` at the character where QuickJS stopped parsing (empty at a line end).
+fn syntax_diagnostic(path: &str, text: &str, is_hook: bool) -> Option<Diagnostic> {
+    let (offset, message) = check_syntax(text, is_hook)?;
+    let len = text
+        .get(offset as usize..)
+        .and_then(|rest| rest.chars().next())
+        .filter(|c| *c != '\n' && *c != '\r')
+        .map_or(0, char::len_utf8);
+    Some(Diagnostic::new(
+        &diagnostics::SCRIPT_SYNTAX,
+        path,
+        TextRange::new(offset, offset + len as u32),
+        format!("the script does not parse as JavaScript: {message}"),
+    ))
+}
+
+/// Adds the script files under `dir` to `out` (at most 8 levels deep).
+fn collect_scripts(fs: &dyn FileAccess, dir: &str, out: &mut BTreeSet<String>, depth: u32) {
+    if depth > 8 {
+        return;
+    }
+    let Ok(entries) = fs.list(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = join(dir, &entry.name);
+        if entry.is_dir {
+            collect_scripts(fs, &path, out, depth + 1);
+        } else if [".js", ".mjs", ".cjs"]
+            .iter()
+            .any(|ext| entry.name.ends_with(ext))
+        {
+            out.insert(path);
+        }
+    }
+}
+
+/// A `script:` path the runner executes: `hooks/<file>.js|mjs`, no `..` segment (FORMAT §A.6).
+fn is_hook_path(path: &str) -> bool {
+    path.strip_prefix("hooks/")
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+        && (path.ends_with(".js") || path.ends_with(".mjs"))
+        && !path.split('/').any(|seg| seg == "..")
+}
+
+/// `a/b` from `a` and `b`; `b` alone when `a` is empty.
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}/{b}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_paths() {
+        assert!(is_hook_path("hooks/a.js"));
+        assert!(is_hook_path("hooks/x/b.mjs"));
+        assert!(!is_hook_path("hooks/../a.js"));
+        assert!(!is_hook_path("scripts/a.js"));
+        assert!(!is_hook_path("hooks/a.ts"));
+    }
+}

@@ -1,0 +1,439 @@
+//! The session folder of one simulated session (FORMAT §B.8, §E.7, §E.10): a fresh
+//! temporary directory, deleted when the session ends, with `skills/` and `AGENTS.md`
+//! mounted read-only from the workspace (read through `FileAccess`, never copied).
+//!
+//! Paths are session-relative. A leading `/` means the session root (the agent's virtual
+//! filesystem), `.` segments drop, `..` pops and may never climb above the root, and no
+//! operation follows a symlink inside the session folder: nothing outside the folder (or,
+//! for mounts, outside the workspace's `skills/` and `AGENTS.md`) is ever read or written.
+//!
+//! Must not: decide governance (that is `governance`), or touch host paths other than the
+//! session's own temporary directory.
+
+use std::path::{Path, PathBuf};
+
+use wfx_schemas::files::{FileAccess, join};
+
+/// Where a session path lies (FORMAT §B.8 `classifyWorkspacePath`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zone {
+    /// Climbs above the root.
+    Escapes,
+    /// Empty, `.` or `/`.
+    Root,
+    /// Under a read-only mount: `skills/` or the file mount `AGENTS.md`.
+    Authored,
+    /// `checkpoints/`, `artifacts/`, `_specs/`.
+    RunInternal,
+    /// `large_tool_results/`, `conversation_history/`.
+    RunOffload,
+    /// `scratchpad/`: always readable and writable.
+    RunOpen,
+    /// Any other agent-visible session file.
+    Run,
+}
+
+impl Zone {
+    /// The reference's zone name (`run-open`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Zone::Escapes => "escapes",
+            Zone::Root => "root",
+            Zone::Authored => "authored",
+            Zone::RunInternal => "run-internal",
+            Zone::RunOffload => "run-offload",
+            Zone::RunOpen => "run-open",
+            Zone::Run => "run",
+        }
+    }
+}
+
+/// Normalizes a session path: strips a leading `/`, drops empty and `.` segments, applies
+/// `..`. `Err(())` when `..` climbs above the root or the path holds a NUL.
+#[allow(clippy::result_unit_err)]
+pub fn normalize(path: &str) -> Result<String, ()> {
+    if path.contains('\0') {
+        return Err(());
+    }
+    let mut segs: Vec<&str> = Vec::new();
+    for s in path.split('/') {
+        match s {
+            "" | "." => {}
+            ".." => {
+                segs.pop().ok_or(())?;
+            }
+            s => segs.push(s),
+        }
+    }
+    Ok(segs.join("/"))
+}
+
+/// Classifies a session path (FORMAT §B.8).
+pub fn classify(path: &str) -> Zone {
+    let Ok(norm) = normalize(path) else {
+        return Zone::Escapes;
+    };
+    if norm.is_empty() {
+        return Zone::Root;
+    }
+    let first = norm.split('/').next().unwrap_or_default();
+    match first {
+        "skills" => Zone::Authored,
+        "AGENTS.md" if norm == "AGENTS.md" => Zone::Authored,
+        "checkpoints" | "artifacts" | "_specs" => Zone::RunInternal,
+        "large_tool_results" | "conversation_history" => Zone::RunOffload,
+        "scratchpad" => Zone::RunOpen,
+        _ => Zone::Run,
+    }
+}
+
+/// A failed file operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FsError {
+    /// No such file or folder.
+    NotFound(String),
+    /// The path climbs above the session root.
+    Escapes(String),
+    /// The path crosses a symlink inside the session folder.
+    Symlink(String),
+    /// A write to a read-only zone (mounts, runtime areas).
+    ReadOnly(String, Zone),
+    /// Anything else.
+    Io(String),
+}
+
+impl std::fmt::Display for FsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FsError::NotFound(p) => write!(f, "no such file or folder: {p}"),
+            FsError::Escapes(p) => write!(f, "`{p}` is outside the session folder"),
+            FsError::Symlink(p) => write!(
+                f,
+                "`{p}` crosses a symbolic link, which the session folder does not follow"
+            ),
+            FsError::ReadOnly(p, z) => write!(f, "`{p}` is in the read-only `{}` zone", z.as_str()),
+            FsError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+/// One entry of a listing.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    /// Session path.
+    pub path: String,
+    /// True for a folder.
+    pub is_dir: bool,
+}
+
+/// The files of one session.
+pub struct SessionFs<'w> {
+    dir: tempfile::TempDir,
+    workspace: &'w dyn FileAccess,
+    root: String,
+}
+
+impl std::fmt::Debug for SessionFs<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionFs")
+            .field("dir", &self.dir.path())
+            .field("root", &self.root)
+            .finish()
+    }
+}
+
+impl<'w> SessionFs<'w> {
+    /// A fresh empty session folder under the system temp dir; `workspace` and `root`
+    /// (workspace-relative folder holding `skills/` and `AGENTS.md`) back the mounts.
+    pub fn new(workspace: &'w dyn FileAccess, root: &str) -> Result<Self, FsError> {
+        let dir = tempfile::Builder::new()
+            .prefix("wfx-session-")
+            .tempdir()
+            .map_err(|e| FsError::Io(format!("cannot create the session folder: {e}")))?;
+        Ok(Self {
+            dir,
+            workspace,
+            root: root.to_owned(),
+        })
+    }
+
+    /// The host path of the session folder (for tests and diagnostics only).
+    pub fn host_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn host_path(&self, norm: &str) -> Result<PathBuf, FsError> {
+        let mut p = self.dir.path().to_path_buf();
+        for seg in norm.split('/').filter(|s| !s.is_empty()) {
+            p.push(seg);
+            if let Ok(meta) = std::fs::symlink_metadata(&p)
+                && meta.file_type().is_symlink()
+            {
+                return Err(FsError::Symlink(norm.to_owned()));
+            }
+        }
+        Ok(p)
+    }
+
+    fn norm(path: &str) -> Result<String, FsError> {
+        normalize(path).map_err(|()| FsError::Escapes(path.to_owned()))
+    }
+
+    /// Reads a file as text.
+    pub fn read(&self, path: &str) -> Result<String, FsError> {
+        let norm = Self::norm(path)?;
+        if classify(&norm) == Zone::Authored {
+            return self
+                .workspace
+                .read_text(&join(&self.root, &norm))
+                .map_err(|_| FsError::NotFound(norm.clone()));
+        }
+        let host = self.host_path(&norm)?;
+        if host.is_dir() {
+            return Err(FsError::Io(format!("`{norm}` is a folder")));
+        }
+        std::fs::read_to_string(&host).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => FsError::NotFound(norm.clone()),
+            _ => FsError::Io(format!("cannot read `{norm}`: {e}")),
+        })
+    }
+
+    /// True when `path` is an existing file.
+    pub fn exists(&self, path: &str) -> bool {
+        self.read(path).is_ok()
+    }
+
+    /// Writes a file, creating folders. Refuses mounts and runtime zones.
+    pub fn write(&self, path: &str, content: &str) -> Result<(), FsError> {
+        let norm = Self::norm(path)?;
+        match classify(&norm) {
+            Zone::Run | Zone::RunOpen => {}
+            z => return Err(FsError::ReadOnly(norm, z)),
+        }
+        let host = self.host_path(&norm)?;
+        if let Some(parent) = host.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| FsError::Io(format!("cannot create folders for `{norm}`: {e}")))?;
+            // Re-check: a folder created above must not be a link either.
+            self.host_path(&norm)?;
+        }
+        std::fs::write(&host, content)
+            .map_err(|e| FsError::Io(format!("cannot write `{norm}`: {e}")))
+    }
+
+    /// Removes a file.
+    pub fn remove(&self, path: &str) -> Result<(), FsError> {
+        let norm = Self::norm(path)?;
+        match classify(&norm) {
+            Zone::Run | Zone::RunOpen => {}
+            z => return Err(FsError::ReadOnly(norm, z)),
+        }
+        let host = self.host_path(&norm)?;
+        std::fs::remove_file(&host).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => FsError::NotFound(norm.clone()),
+            _ => FsError::Io(format!("cannot remove `{norm}`: {e}")),
+        })
+    }
+
+    /// Lists a folder: session entries plus, at the root, the mounts. Sorted by path.
+    pub fn list(&self, path: &str) -> Result<Vec<Entry>, FsError> {
+        let norm = Self::norm(path)?;
+        let mut out = Vec::new();
+        if classify(&norm) == Zone::Authored {
+            let entries = self
+                .workspace
+                .list(&join(&self.root, &norm))
+                .map_err(|_| FsError::NotFound(norm.clone()))?;
+            for e in entries {
+                out.push(Entry {
+                    path: join(&norm, &e.name),
+                    is_dir: e.is_dir,
+                });
+            }
+            return Ok(out);
+        }
+        if norm.is_empty() {
+            if self.workspace.list(&join(&self.root, "skills")).is_ok() {
+                out.push(Entry {
+                    path: "skills".into(),
+                    is_dir: true,
+                });
+            }
+            if self.workspace.is_file(&join(&self.root, "AGENTS.md")) {
+                out.push(Entry {
+                    path: "AGENTS.md".into(),
+                    is_dir: false,
+                });
+            }
+        }
+        let host = self.host_path(&norm)?;
+        match std::fs::read_dir(&host) {
+            Ok(rd) => {
+                for e in rd.flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+                    out.push(Entry {
+                        path: join(&norm, &name),
+                        is_dir,
+                    });
+                }
+            }
+            Err(_) if norm.is_empty() => {}
+            Err(_) => return Err(FsError::NotFound(norm)),
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Every file below `path`, recursively, sorted (mounts included when they lie below).
+    pub fn walk(&self, path: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut todo = vec![path.to_owned()];
+        let mut guard = 0;
+        while let Some(d) = todo.pop() {
+            guard += 1;
+            if guard > 10_000 {
+                break;
+            }
+            for e in self.list(&d).unwrap_or_default() {
+                if e.is_dir {
+                    todo.push(e.path);
+                } else {
+                    out.push(e.path);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wfx_schemas::files::MemFiles;
+
+    fn ws() -> MemFiles {
+        MemFiles::new()
+            .with("skills/a/SKILL.md", "# a")
+            .with("AGENTS.md", "persona")
+    }
+
+    #[test]
+    fn zones_follow_format_b8() {
+        assert_eq!(classify("../x"), Zone::Escapes);
+        assert_eq!(classify("a/../../x"), Zone::Escapes);
+        assert_eq!(classify(""), Zone::Root);
+        assert_eq!(classify("/"), Zone::Root);
+        assert_eq!(classify("."), Zone::Root);
+        assert_eq!(classify("skills/a/x"), Zone::Authored);
+        assert_eq!(classify("AGENTS.md"), Zone::Authored);
+        assert_eq!(classify("checkpoints/x"), Zone::RunInternal);
+        assert_eq!(classify("_specs/x"), Zone::RunInternal);
+        assert_eq!(classify("conversation_history/x"), Zone::RunOffload);
+        assert_eq!(classify("scratchpad/x"), Zone::RunOpen);
+        assert_eq!(classify("trigger.json"), Zone::Run);
+        assert_eq!(classify("x/../scratchpad/y"), Zone::RunOpen);
+    }
+
+    #[test]
+    fn mounts_are_read_only_and_read_through_the_workspace() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        assert_eq!(fs.read("skills/a/SKILL.md").unwrap(), "# a");
+        assert_eq!(fs.read("/AGENTS.md").unwrap(), "persona");
+        assert_eq!(
+            fs.write("skills/a/SKILL.md", "x"),
+            Err(FsError::ReadOnly(
+                "skills/a/SKILL.md".into(),
+                Zone::Authored
+            ))
+        );
+        assert_eq!(
+            fs.write("artifacts/x", "x"),
+            Err(FsError::ReadOnly("artifacts/x".into(), Zone::RunInternal))
+        );
+        fs.write("scratchpad/n.txt", "hi").unwrap();
+        assert_eq!(
+            fs.list("").unwrap(),
+            vec![
+                Entry {
+                    path: "AGENTS.md".into(),
+                    is_dir: false
+                },
+                Entry {
+                    path: "scratchpad".into(),
+                    is_dir: true
+                },
+                Entry {
+                    path: "skills".into(),
+                    is_dir: true
+                },
+            ]
+        );
+        assert_eq!(
+            fs.walk(""),
+            vec!["AGENTS.md", "scratchpad/n.txt", "skills/a/SKILL.md"]
+        );
+    }
+
+    #[test]
+    fn dot_dot_never_leaves_the_session_folder() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        assert!(matches!(
+            fs.read("../../etc/passwd"),
+            Err(FsError::Escapes(_))
+        ));
+        assert!(matches!(
+            fs.write("scratchpad/../../escape.txt", "x"),
+            Err(FsError::Escapes(_))
+        ));
+        let outside = fs.host_dir().parent().unwrap().join("escape.txt");
+        assert!(!outside.exists());
+    }
+
+    #[test]
+    fn absolute_paths_are_rooted_in_the_session_folder() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        // `/etc/hostname` is the session's own `etc/hostname`, which does not exist.
+        assert!(matches!(
+            fs.read("/etc/hostname"),
+            Err(FsError::NotFound(_))
+        ));
+        let probe = format!("/tmp/wfx-abs-probe-{}.txt", std::process::id());
+        fs.write(&probe, "x").unwrap();
+        assert!(!Path::new(&probe).exists());
+        assert!(fs.host_dir().join(probe.trim_start_matches('/')).exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_inside_the_session_folder_are_not_followed() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        let target = tempfile::tempdir().unwrap();
+        std::fs::write(target.path().join("secret.txt"), "secret").unwrap();
+        std::os::unix::fs::symlink(target.path(), fs.host_dir().join("link")).unwrap();
+        assert_eq!(
+            fs.read("link/secret.txt"),
+            Err(FsError::Symlink("link/secret.txt".into()))
+        );
+        assert_eq!(
+            fs.write("link/new.txt", "x"),
+            Err(FsError::Symlink("link/new.txt".into()))
+        );
+        assert!(!target.path().join("new.txt").exists());
+    }
+
+    #[test]
+    fn the_folder_is_deleted_with_the_session() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        let dir = fs.host_dir().to_path_buf();
+        assert!(dir.exists());
+        drop(fs);
+        assert!(!dir.exists());
+    }
+}

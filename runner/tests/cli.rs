@@ -1,0 +1,295 @@
+//! CLI snapshots on the runner's fixture workspace (tests/fixtures/ws): human narration,
+//! `--json` and JUnit, exit codes, the filter and disabled rules, reporters under `--out`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers"
+)]
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use wfx_runner::cli::{CliContext, TestOptions, run_cli_with};
+use wfx_runner::clock::FixedClock;
+use wfx_runner::grade::ModelConfig;
+
+fn ws() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ws")
+}
+
+fn run_in(
+    cwd: &std::path::Path,
+    opts: &TestOptions,
+    model: Option<ModelConfig>,
+) -> (i32, String, String) {
+    let clock = FixedClock::default();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = run_cli_with(
+        opts,
+        cwd,
+        &CliContext {
+            clock: &clock,
+            model,
+        },
+        &mut out,
+        &mut err,
+    );
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn run(opts: &TestOptions) -> (i32, String, String) {
+    run_in(&ws(), opts, None)
+}
+
+fn shop(skip_grades: bool) -> TestOptions {
+    TestOptions {
+        target: Some("shop".into()),
+        skip_grades,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn human_output() {
+    let (code, out, err) = run(&shop(true));
+    insta::assert_snapshot!(
+        "human",
+        format!("exit {code}\n--- stdout\n{out}--- stderr\n{err}")
+    );
+}
+
+#[test]
+fn json_output() {
+    let (code, out, _) = run(&TestOptions {
+        json: true,
+        ..shop(true)
+    });
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("json", out);
+}
+
+#[test]
+fn junit_and_markdown_reporters_and_history() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let opts = TestOptions {
+        reporters: vec!["junit".into(), "markdown".into()],
+        out_dir: Some(out_dir.path().to_path_buf()),
+        ..shop(true)
+    };
+    let (code, _, _) = run(&opts);
+    assert_eq!(code, 1);
+    let junit = std::fs::read_to_string(out_dir.path().join("junit.xml")).unwrap();
+    insta::assert_snapshot!("junit", junit);
+    let md = std::fs::read_to_string(out_dir.path().join("report.md")).unwrap();
+    assert!(md.contains("| never-advances | ✖ failed |"), "{md}");
+    run(&opts);
+    let history = std::fs::read_to_string(out_dir.path().join("history.jsonl")).unwrap();
+    let rows: Vec<Value> = history
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["total"], 11);
+    assert_eq!(rows[0]["skipped"], 1);
+}
+
+#[test]
+fn the_json_follows_the_reference_shape() {
+    let (_, out, _) = run(&TestOptions {
+        json: true,
+        ..shop(true)
+    });
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["workflow", "results", "exitCode", "discovered"]);
+    let broken = &v["results"][0];
+    assert_eq!(broken["id"], "workflows/shop/tests/broken.test.yaml");
+    assert!(broken.get("title").is_none() && broken.get("sessionId").is_none());
+    assert_eq!(broken["records"], serde_json::json!([]));
+    let decide = &v["results"][1];
+    let keys: Vec<&str> = decide
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "title",
+            "description",
+            "sessionId",
+            "verdict",
+            "records"
+        ]
+    );
+    let rec_keys: Vec<&str> = decide["records"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(rec_keys, ["kind", "threshold", "status", "detail", "step"]);
+}
+
+#[test]
+fn grades_without_a_model_fail_with_the_reason() {
+    let (_, out, _) = run(&TestOptions {
+        json: true,
+        filter: Some("graded".into()),
+        ..shop(false)
+    });
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rec = &v["results"][0]["records"][0];
+    assert_eq!(rec["kind"], "grade.closedQA");
+    assert_eq!(rec["status"], "failed");
+    assert_eq!(rec["score"], 0.0);
+    assert_eq!(rec["threshold"], 0.5);
+    assert!(
+        rec["detail"]
+            .as_str()
+            .unwrap()
+            .contains("set ARCHMAX_API_BASE_URL and ARCHMAX_MODEL"),
+        "{rec}"
+    );
+    assert!(
+        v["results"][0]["verdict"]["failures"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("(score 0 < 0.5)")
+    );
+    // A model is configured but this build has no client: still a failure that says so.
+    let (_, out, _) = run_in(
+        &ws(),
+        &TestOptions {
+            json: true,
+            filter: Some("graded".into()),
+            ..shop(false)
+        },
+        Some(ModelConfig {
+            base_url: "http://x".into(),
+            model: "m".into(),
+        }),
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["results"][0]["records"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no model client")
+    );
+    // --skip-grades: not executed, and the case passes.
+    let (code, out, _) = run(&TestOptions {
+        json: true,
+        filter: Some("graded".into()),
+        ..shop(true)
+    });
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["results"][0]["records"][0]["status"], "not-executed");
+    assert_eq!(v["results"][0]["verdict"]["status"], "passed");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn filters_disabled_suites_and_usage_errors() {
+    let (code, out, err) = run(&TestOptions {
+        filter: Some("nothing-like-this".into()),
+        ..shop(true)
+    });
+    assert_eq!(code, 1);
+    assert_eq!(out, "0 passed, 0 failed, 0 skipped\n");
+    assert!(
+        err.contains("Error: no cases matched 'nothing-like-this' (11 discovered)"),
+        "{err}"
+    );
+    let (code, out, err) = run(&TestOptions {
+        target: Some("off".into()),
+        ..Default::default()
+    });
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "suite skipped — disabled\n"),
+        "{err}"
+    );
+    let (code, out, _) = run(&TestOptions {
+        target: Some("off".into()),
+        json: true,
+        ..Default::default()
+    });
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"workflow": "off", "results": [], "exitCode": 0, "discovered": 0, "skipped": "disabled"})
+    );
+    let (code, _, err) = run(&TestOptions {
+        target: Some("nope".into()),
+        ..Default::default()
+    });
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("Error: no workflow or path `nope`"),
+        "{err}"
+    );
+    let (code, _, _) = run(&TestOptions {
+        reporters: vec!["html".into()],
+        ..shop(true)
+    });
+    assert_eq!(code, 2);
+    // A case file as the target runs that case only.
+    let (code, out, _) = run(&TestOptions {
+        target: Some("workflows/shop/tests/raise.test.yaml".into()),
+        skip_grades: true,
+        ..Default::default()
+    });
+    assert_eq!((code, out.as_str()), (0, "1 passed, 0 failed, 0 skipped\n"));
+}
+
+#[test]
+fn max_concurrency_above_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = dir.path().join("workflows/w");
+    std::fs::create_dir_all(wf.join("tests")).unwrap();
+    std::fs::write(
+        wf.join("workflow.yaml"),
+        "tests: { maxConcurrency: 2 }\nstates:\n  s:\n    triggers: { manual: }\n",
+    )
+    .unwrap();
+    let (code, _, err) = run_in(dir.path(), &TestOptions::default(), None);
+    assert_eq!(code, 1);
+    assert!(err.contains("Error: 'tests.maxConcurrency' is 2"), "{err}");
+}
+
+#[test]
+fn bail_stops_after_the_first_failing_case() {
+    let (code, out, _) = run(&TestOptions {
+        bail: true,
+        json: true,
+        ..shop(true)
+    });
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn output_is_deterministic() {
+    assert_eq!(
+        run(&TestOptions {
+            json: true,
+            ..shop(true)
+        }),
+        run(&TestOptions {
+            json: true,
+            ..shop(true)
+        })
+    );
+}

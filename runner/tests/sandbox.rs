@@ -1,0 +1,773 @@
+//! The QuickJS sandbox (FORMAT §A.6, §E.5–§E.7, §E.9): verdict mapping, throws, budgets,
+//! the `tools` bridge, the example workspace's three hooks and its `enrich-orders.js` skill
+//! script, and the static checks.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use wfx_runner::sandbox::{
+    Bridge, BudgetKind, Budgets, SandboxError, Verdict, check_scripts, check_syntax,
+    foreign_imports, run_hook, run_script,
+};
+use wfx_schemas::files::MemFiles;
+use wfx_schemas::workspace::WorkflowDir;
+
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/corpus/customer-support"
+);
+
+fn corpus(path: &str) -> String {
+    std::fs::read_to_string(Path::new(CORPUS).join(path)).unwrap()
+}
+
+/// A bridge that serves `read_file` from a map, answers delegations from a closure, refuses
+/// the names in `blocked` with a governance-style reason, and records every call.
+#[derive(Default)]
+struct FakeBridge {
+    files: BTreeMap<String, String>,
+    blocked: Vec<String>,
+    workflows: Vec<String>,
+    calls: Vec<(String, Value)>,
+}
+
+impl FakeBridge {
+    fn with_orders() -> Self {
+        let mut b = Self::default();
+        b.files.insert(
+            "skills/order-data/assets/orders.json".into(),
+            corpus("skills/order-data/assets/orders.json"),
+        );
+        b
+    }
+}
+
+impl Bridge for FakeBridge {
+    fn tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = wfx_runner::sandbox::ESSENTIAL_TOOLS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        names.extend(
+            self.workflows
+                .iter()
+                .map(|w| format!("archmax_workflow_{w}")),
+        );
+        names
+    }
+
+    fn call_tool(&mut self, name: &str, input: Value) -> Result<String, String> {
+        self.calls.push((name.to_string(), input.clone()));
+        if self.blocked.iter().any(|b| b == name) {
+            return Err(format!("'{name}' is not allowed in state 'identify-case'."));
+        }
+        match name {
+            "read_file" => {
+                let path = input["file_path"].as_str().unwrap_or_default();
+                self.files
+                    .get(path)
+                    .cloned()
+                    .ok_or_else(|| format!("Error: File '{path}' not found"))
+            }
+            "archmax_workflow_enrich-order" => {
+                let id = input["order_id"].as_str().unwrap_or_default();
+                Ok(json!({
+                    "message": format!("enriched {id}"),
+                    "returns": {
+                        "enrichment_file": format!("scratchpad/enrichment/{id}.md"),
+                        "delayed": id == "ORD-1003",
+                    }
+                })
+                .to_string())
+            }
+            _ => Ok(format!("{name} ok")),
+        }
+    }
+}
+
+fn hook_input(first_user_message: &str) -> Value {
+    json!({
+        "state": "identify-case",
+        "phase": "before",
+        "trigger": "manual",
+        "variables": { "trigger": "manual" },
+        "messages": [{ "role": "user", "text": first_user_message }],
+    })
+}
+
+fn hook(source: &str) -> Result<Verdict, SandboxError> {
+    run_hook(
+        source,
+        "hooks/t.js",
+        &hook_input("hi"),
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    )
+    .verdict
+}
+
+#[test]
+fn verdicts_map_to_ok_correct_and_veto() {
+    assert_eq!(
+        hook("export default async function hook() { return ok(); }"),
+        Ok(Verdict::Ok)
+    );
+    assert_eq!(
+        hook("export default async () => correct('add the order id');"),
+        Ok(Verdict::Correct("add the order id".into()))
+    );
+    assert_eq!(
+        hook("export default () => veto('not yet');"),
+        Ok(Verdict::Veto("not yet".into()))
+    );
+    assert_eq!(
+        hook("export default () => veto('  ');"),
+        Ok(Verdict::Veto("vetoed by hook".into()))
+    );
+    assert_eq!(hook("export default () => {};"), Ok(Verdict::Ok));
+    assert_eq!(
+        hook("export default () => false;"),
+        Ok(Verdict::Veto("precondition not met".into()))
+    );
+    // No default export: the body's completion value is the verdict.
+    assert_eq!(
+        hook("const x = 2;\nveto(`bare ${x}`);"),
+        Ok(Verdict::Veto("bare 2".into()))
+    );
+    // `defineHook` registers too, and a harness import is stripped.
+    assert_eq!(
+        hook(
+            "import { defineHook } from \"@archmax-ai/harness/hooks\";\n\
+             export default defineHook(async ({ phase }) => phase === 'before' ? veto('b') : ok());"
+        ),
+        Ok(Verdict::Veto("b".into()))
+    );
+}
+
+#[test]
+fn a_throw_counts_as_a_veto_with_its_message() {
+    let out = run_hook(
+        "throw new Error(\"hook exploded\");\n",
+        "hooks/boom.js",
+        &hook_input("hi"),
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    );
+    assert_eq!(
+        out.verdict,
+        Err(SandboxError::Threw {
+            message: "hook exploded".into()
+        })
+    );
+    assert_eq!(
+        out.effective_verdict(),
+        Verdict::Veto("hook exploded".into())
+    );
+    let async_throw = hook("export default async () => { await 0; throw new TypeError('late'); };");
+    assert_eq!(
+        async_throw,
+        Err(SandboxError::Threw {
+            message: "late".into()
+        })
+    );
+}
+
+#[test]
+fn a_returned_object_that_is_not_a_verdict_fails_closed() {
+    let Err(SandboxError::Threw { message }) =
+        hook("export default () => ({ ok: false, reason: 'not allowed' });")
+    else {
+        panic!("expected a throw");
+    };
+    assert!(message.contains("is not a verdict"), "{message}");
+    assert!(message.contains("'ok', 'reason'"), "{message}");
+}
+
+#[test]
+fn the_hook_sees_its_input_and_the_transition() {
+    let src = "export default async ({ state, phase, trigger, variables, messages, from, to, reason, tools }) => {\n\
+               const checks = [\n\
+                 [state === 'start' && phase === 'after', 'state and phase'],\n\
+                 [trigger === 'manual' && variables.from_email === 'a@b.c', 'trigger and variables'],\n\
+                 [messages.some((m) => m.role === 'user' && m.text.includes('hello')), 'messages'],\n\
+                 [from === 'start' && to === 'done' && reason === 'all set', 'edge'],\n\
+                 [typeof tools.readFile === 'function' && args.state === 'start', 'tools and args'],\n\
+               ];\n\
+               const failed = checks.find(([passes]) => !passes);\n\
+               return failed ? veto(failed[1]) : ok();\n};";
+    let input = json!({
+        "state": "start", "phase": "after", "trigger": "manual",
+        "variables": { "from_email": "a@b.c" },
+        "messages": [{ "role": "user", "text": "hello there" }],
+        "from": "start", "to": "done", "reason": "all set",
+    });
+    let out = run_hook(
+        src,
+        "hooks/see.js",
+        &input,
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    );
+    assert_eq!(out.verdict, Ok(Verdict::Ok));
+}
+
+#[test]
+fn console_output_is_captured_in_order() {
+    let out = run_hook(
+        "export default () => { console.log('gate', 1, { a: [2] }); console.warn(new Error('w')); return ok(); };",
+        "hooks/log.js",
+        &hook_input("hi"),
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    );
+    assert_eq!(out.verdict, Ok(Verdict::Ok));
+    assert_eq!(out.logs, ["gate 1 {\"a\":[2]}", "Error: w"]);
+}
+
+#[test]
+fn a_foreign_import_fails_the_hook_before_it_runs() {
+    let out = hook("import _ from \"lodash\";\nexport default () => ok();");
+    assert_eq!(
+        out,
+        Err(SandboxError::ForeignImport {
+            specifier: "lodash".into()
+        })
+    );
+    assert!(out.unwrap_err().reason().contains("@archmax-ai/harness/*"));
+}
+
+#[test]
+fn an_infinite_loop_stops_at_the_time_budget() {
+    let budgets = Budgets {
+        timeout_ms: 100,
+        ..Budgets::default()
+    };
+    for src in [
+        "export default () => { for (;;) {} };",
+        "export default () => { try { for (;;) {} } catch (e) { return ok(); } };",
+        "export default async () => { for (;;) { await 0; } };",
+    ] {
+        let out = run_hook(
+            src,
+            "hooks/spin.js",
+            &hook_input("hi"),
+            &mut FakeBridge::default(),
+            &budgets,
+        );
+        let err = out.verdict.unwrap_err();
+        assert_eq!(
+            err,
+            SandboxError::Budget {
+                which: BudgetKind::Timeout,
+                limit: 100
+            },
+            "{src}"
+        );
+        assert!(
+            err.reason().contains("settings.timeoutMs"),
+            "{}",
+            err.reason()
+        );
+    }
+}
+
+#[test]
+fn a_huge_allocation_fails_cleanly_at_the_memory_budget() {
+    let budgets = Budgets {
+        memory_limit_bytes: Some(4 * 1024 * 1024),
+        ..Budgets::default()
+    };
+    for src in [
+        "const s = 'x'.repeat(100000000); return s.length;",
+        "const a = []; for (let i = 0;; i++) a.push('xxxxxxxxxxxxxxxxxxxxxxxx' + i);",
+    ] {
+        let out = run_script(
+            src,
+            "skills/s/scripts/big.js",
+            &json!({}),
+            &mut FakeBridge::default(),
+            &budgets,
+        );
+        let err = out.result.unwrap_err();
+        assert_eq!(
+            err,
+            SandboxError::Budget {
+                which: BudgetKind::Memory,
+                limit: 4 * 1024 * 1024
+            },
+            "{src}"
+        );
+        assert!(err.reason().contains("settings.memoryLimitBytes"));
+    }
+    // The same script under the default budget is fine once the size is sane.
+    let out = run_script(
+        "return 'x'.repeat(1000).length;",
+        "skills/s/scripts/ok.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &budgets,
+    );
+    assert_eq!(out.result, Ok(json!(1000)));
+}
+
+#[test]
+fn the_tool_call_budget_counts_bridge_calls() {
+    let src = "for (let i = 0; i < 3; i++) await tools.ls({ path: 'scratchpad' }); return 'done';";
+    let mut bridge = FakeBridge::default();
+    let budgets = Budgets {
+        max_ptc_calls: Some(2),
+        ..Budgets::default()
+    };
+    let out = run_script(
+        src,
+        "skills/s/scripts/many.js",
+        &json!({}),
+        &mut bridge,
+        &budgets,
+    );
+    let err = out.result.unwrap_err();
+    assert_eq!(
+        err,
+        SandboxError::Budget {
+            which: BudgetKind::PtcCalls,
+            limit: 2
+        }
+    );
+    assert!(err.reason().contains("settings.maxPtcCalls"));
+    assert_eq!(bridge.calls.len(), 2);
+    let unlimited = Budgets {
+        max_ptc_calls: None,
+        ..Budgets::default()
+    };
+    let out = run_script(
+        src,
+        "skills/s/scripts/many.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &unlimited,
+    );
+    assert_eq!(out.result, Ok(json!("done")));
+}
+
+#[test]
+fn bridge_calls_reach_the_bridge_and_refusals_surface_as_errors() {
+    let src = "const listing = await tools.ls({ path: 'scratchpad' });\n\
+               let refused;\n\
+               try { await tools.grep({ pattern: 'x' }); } catch (e) { refused = e.message; }\n\
+               ({ listing, refused, names: Object.keys(tools).filter((n) => n.startsWith('archmax')) })";
+    let mut bridge = FakeBridge {
+        blocked: vec!["grep".into()],
+        workflows: vec!["enrich-order".into()],
+        ..FakeBridge::default()
+    };
+    let out = run_script(
+        src,
+        "skills/s/scripts/b.js",
+        &json!({}),
+        &mut bridge,
+        &Budgets::default(),
+    );
+    assert_eq!(
+        out.result,
+        Ok(json!({
+            "listing": "ls ok",
+            "refused": "'grep' is not allowed in state 'identify-case'.",
+            "names": ["archmaxWorkflowEnrichOrder"],
+        }))
+    );
+    assert_eq!(
+        bridge.calls,
+        [
+            ("ls".to_string(), json!({ "path": "scratchpad" })),
+            ("grep".to_string(), json!({ "pattern": "x" }))
+        ]
+    );
+}
+
+#[test]
+fn a_script_result_is_its_return_or_its_last_expression() {
+    let args = json!({ "extra": "x", "variables": { "items": [{ "id": 1 }, { "id": 2 }] } });
+    let run = |src: &str| {
+        run_script(
+            src,
+            "skills/tally/scripts/count.js",
+            &args,
+            &mut FakeBridge::default(),
+            &Budgets::default(),
+        )
+    };
+    // The reference's own example: a completion value, JSON text.
+    let out = run(
+        "const list = args.variables?.items ?? []; JSON.stringify({ n: list.length, extra: args.extra ?? null });",
+    );
+    assert_eq!(out.result, Ok(json!("{\"n\":2,\"extra\":\"x\"}")));
+    assert_eq!(out.tool_text(), "→ {\"n\":2,\"extra\":\"x\"}");
+    let out = run("const n = await Promise.resolve(args.variables.items.length);\n({ n })");
+    assert_eq!(out.result, Ok(json!({ "n": 2 })));
+    let out = run("if (args.extra) return [1, 2];\nreturn 0;");
+    assert_eq!(out.result, Ok(json!([1, 2])));
+    assert_eq!(out.tool_text(), "→ [\n  1,\n  2\n]");
+    let out = run("console.log('side effect only');");
+    assert_eq!(out.result, Ok(Value::Null));
+    assert_eq!(out.tool_text(), "side effect only");
+}
+
+#[test]
+fn a_script_that_does_not_parse_reports_where() {
+    let src = "const a = 1;\nconst b = ;\n";
+    let out = run_script(
+        src,
+        "skills/s/scripts/bad.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    );
+    let Err(SandboxError::Syntax {
+        offset: Some(offset),
+        ..
+    }) = out.result
+    else {
+        panic!("expected a syntax error, got {:?}", out.result);
+    };
+    assert_eq!(&src[offset as usize..offset as usize + 1], ";");
+    // With a top-level `return` (the fallback wrapper), the position is still in the file.
+    let src = "return 1 +;\n";
+    let out = run_script(
+        src,
+        "skills/s/scripts/bad.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    );
+    let Err(SandboxError::Syntax {
+        offset: Some(offset),
+        ..
+    }) = out.result
+    else {
+        panic!("expected a syntax error, got {:?}", out.result);
+    };
+    assert_eq!(offset, 10);
+}
+
+#[test]
+fn a_promise_nothing_settles_is_an_engine_error() {
+    let out = run_script(
+        "await new Promise(() => {});",
+        "skills/s/scripts/hang.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    );
+    assert!(
+        matches!(out.result, Err(SandboxError::Engine { .. })),
+        "{:?}",
+        out.result
+    );
+}
+
+#[test]
+fn the_sandbox_has_no_timers_filesystem_or_loader() {
+    let out = run_script(
+        "[typeof setTimeout, typeof require, typeof process, typeof std, typeof os, typeof fetch]",
+        "skills/s/scripts/env.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &Budgets::default(),
+    );
+    assert_eq!(out.result, Ok(json!(vec!["undefined"; 6])));
+}
+
+// ---- The example workspace's hooks (FORMAT §F) ----
+
+fn example_hook(name: &str, message: &str, bridge: &mut FakeBridge) -> Verdict {
+    let path = format!("workflows/order-lookup/hooks/{name}");
+    let out = run_hook(
+        &corpus(&path),
+        &path,
+        &hook_input(message),
+        bridge,
+        &Budgets::default(),
+    );
+    out.verdict.unwrap()
+}
+
+#[test]
+fn check_requester_admits_known_requesters_and_vetoes_the_rest() {
+    let mut bridge = FakeBridge::with_orders();
+    assert_eq!(
+        example_hook(
+            "check-requester.js",
+            "Hi, I'm support@acmecorp.com. Where is ORD-1002?",
+            &mut bridge
+        ),
+        Verdict::Ok
+    );
+    assert_eq!(
+        bridge.calls[0],
+        (
+            "read_file".to_string(),
+            json!({ "file_path": "skills/order-data/assets/orders.json" })
+        )
+    );
+    assert_eq!(
+        example_hook(
+            "check-requester.js",
+            "I am mallory@evil.example, show me orders",
+            &mut bridge
+        ),
+        Verdict::Veto("The address mallory@evil.example is not in the order database.".into())
+    );
+    assert_eq!(
+        example_hook("check-requester.js", "Where is my order?", &mut bridge),
+        Verdict::Veto(
+            "Please include your email address so the request can be matched to an account.".into()
+        )
+    );
+    // The records cannot be read: vetoed, not crashed.
+    assert_eq!(
+        example_hook(
+            "check-requester.js",
+            "support@acmecorp.com",
+            &mut FakeBridge::default()
+        ),
+        Verdict::Veto(
+            "The order records could not be read, so the requester cannot be verified.".into()
+        )
+    );
+}
+
+#[test]
+fn check_tenancy_vetoes_another_companys_orders() {
+    let mut bridge = FakeBridge::with_orders();
+    assert_eq!(
+        example_hook(
+            "check-tenancy.js",
+            "Hi, I'm support@acmecorp.com. Status of ORD-1001?",
+            &mut bridge
+        ),
+        Verdict::Ok
+    );
+    let foreign = Verdict::Veto("You are not authorized to view another company's orders.".into());
+    assert_eq!(
+        example_hook(
+            "check-tenancy.js",
+            "Hi, I'm support@acmecorp.com. Show me Globex's orders.",
+            &mut bridge
+        ),
+        foreign
+    );
+    assert_eq!(
+        example_hook(
+            "check-tenancy.js",
+            "support@acmecorp.com here: what about ORD-3001?",
+            &mut bridge
+        ),
+        foreign
+    );
+}
+
+#[test]
+fn check_refund_enforces_the_policy_on_the_recorded_decision() {
+    let refund = |decision: &str, order: &str| -> Verdict {
+        let mut bridge = FakeBridge::with_orders();
+        bridge.files.insert(
+            "scratchpad/refund.json".into(),
+            json!({ "orderId": order, "decision": decision, "reason": "r" }).to_string(),
+        );
+        example_hook(
+            "check-refund.js",
+            "support@acmecorp.com: refund please",
+            &mut bridge,
+        )
+    };
+    assert_eq!(refund("approved", "ORD-1001"), Verdict::Ok);
+    assert_eq!(refund("denied", "ord-1002"), Verdict::Ok);
+    assert_eq!(
+        refund("approved", "ORD-1002"),
+        Verdict::Veto(
+            "Policy requires \"denied\" for ORD-1002; update scratchpad/refund.json.".into()
+        )
+    );
+    assert_eq!(
+        refund("maybe", "ORD-1001"),
+        Verdict::Veto("The recorded decision must be exactly \"approved\" or \"denied\".".into())
+    );
+    assert_eq!(
+        example_hook("check-refund.js", "refund", &mut FakeBridge::with_orders()),
+        Verdict::Veto(
+            "Record the decision in scratchpad/refund.json as { orderId, decision, reason } first."
+                .into()
+        )
+    );
+}
+
+#[test]
+fn enrich_orders_fans_out_one_sub_workflow_call_per_order() {
+    let path = "skills/order-enrichment/scripts/enrich-orders.js";
+    let mut bridge = FakeBridge {
+        workflows: vec!["enrich-order".into()],
+        ..FakeBridge::default()
+    };
+    let args = json!({ "variables": { "orders_to_enrich": [{ "order_id": "ORD-1002" }, { "order_id": "ORD-1003" }] } });
+    let out = run_script(&corpus(path), path, &args, &mut bridge, &Budgets::default());
+    assert_eq!(
+        out.result,
+        Ok(json!([
+            { "order_id": "ORD-1002", "enrichment_file": "scratchpad/enrichment/ORD-1002.md", "delayed": false },
+            { "order_id": "ORD-1003", "enrichment_file": "scratchpad/enrichment/ORD-1003.md", "delayed": true },
+        ]))
+    );
+    let names: Vec<&str> = bridge.calls.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "archmax_workflow_enrich-order",
+            "archmax_workflow_enrich-order"
+        ]
+    );
+    assert_eq!(bridge.calls[1].1, json!({ "order_id": "ORD-1003" }));
+    // A bridge that does not list the delegation still serves it: the name the script
+    // writes (`tools.archmaxWorkflowEnrichOrder`) is mapped back to the wire name.
+    let mut bridge = FakeBridge::default();
+    let out = run_script(&corpus(path), path, &args, &mut bridge, &Budgets::default());
+    assert_eq!(out.result.unwrap().as_array().map(Vec::len), Some(2));
+    assert_eq!(bridge.calls[0].0, "archmax_workflow_enrich-order");
+    // Without the variable the script returns an empty list and calls nothing.
+    let mut bridge = FakeBridge {
+        workflows: vec!["enrich-order".into()],
+        ..FakeBridge::default()
+    };
+    let out = run_script(
+        &corpus(path),
+        path,
+        &json!({ "variables": {} }),
+        &mut bridge,
+        &Budgets::default(),
+    );
+    assert_eq!(out.result, Ok(json!([])));
+    assert!(bridge.calls.is_empty());
+}
+
+// ---- Static checks ----
+
+#[test]
+fn syntax_checks_point_into_the_file() {
+    assert_eq!(
+        check_syntax(
+            "export default async function hook() { return ok(); }",
+            true
+        ),
+        None
+    );
+    assert_eq!(
+        check_syntax("const x = await tools.ls({});\nreturn x;", false),
+        None
+    );
+    let src = "export default async function hook({ tools }) {\n  return ok(;\n}\n";
+    let (offset, message) = check_syntax(src, true).unwrap();
+    assert_eq!(&src[offset as usize..offset as usize + 1], ";", "{message}");
+    // `export default` is only a hook's registration: a skill script cannot use it.
+    assert!(check_syntax("export default 1;", false).is_some());
+    // A non-ASCII character before the error keeps byte offsets straight.
+    let src = "const é = 'ü';\nconst b = é +;\n";
+    let (offset, _) = check_syntax(src, false).unwrap();
+    assert_eq!(&src[offset as usize..offset as usize + 1], ";");
+}
+
+#[test]
+fn foreign_imports_name_the_specifier() {
+    let src = "import { a } from \"@archmax-ai/harness/hooks\";\nimport b from 'lodash';\n";
+    let found = foreign_imports(src);
+    assert_eq!(found.len(), 1);
+    let (range, spec) = &found[0];
+    assert_eq!(spec, "lodash");
+    assert_eq!(&src[range.start as usize..range.end as usize], "lodash");
+}
+
+#[test]
+fn check_scripts_reports_hooks_the_workflow_names_and_skill_scripts() {
+    let fs = MemFiles::new()
+        .with(
+            "workflows/w/workflow.yaml",
+            "states:\n  start:\n    triggers: { manual: null }\n    before:\n      - script: hooks/a.js\n      - script: hooks/missing.js\n    after: { script: hooks/b.js }\n",
+        )
+        .with("workflows/w/hooks/a.js", "import x from \"left-pad\";\nexport default () => ok();\n")
+        .with("workflows/w/hooks/b.js", "export default () => {\n  return ok(;\n};\n")
+        .with("workflows/w/hooks/unused.js", "this does not parse\n")
+        .with("skills/s/SKILL.md", "---\nname: s\n---\n")
+        .with("skills/s/scripts/run.js", "import y from 'y';\nreturn (;\n")
+        .with("skills/s/scripts/fine.mjs", "return 1;\n");
+    let dir = WorkflowDir {
+        root: String::new(),
+        slug: "w".into(),
+    };
+    let got: Vec<(String, &str, u32, String)> = check_scripts(&fs, &dir)
+        .into_iter()
+        .map(|d| (d.file, d.code.code, d.range.start, d.message))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "skills/s/scripts/run.js".to_string(),
+                "WFX502",
+                15,
+                "imports from `y`, which the sandbox drops; skill scripts may import only `@archmax-ai/harness/*` type carriers".to_string()
+            ),
+            ("skills/s/scripts/run.js".to_string(), "WFX503", 27, "the script does not parse as JavaScript: unexpected token in expression: ';'".to_string()),
+            (
+                "workflows/w/hooks/a.js".to_string(),
+                "WFX501",
+                15,
+                "imports from `left-pad`; hook scripts may import only from `@archmax-ai/harness/*` type-carrier entry points".to_string()
+            ),
+            ("workflows/w/hooks/b.js".to_string(), "WFX503", 35, "the script does not parse as JavaScript: unexpected token in expression: ';'".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn the_example_workspace_scripts_are_clean() {
+    let root = Path::new(CORPUS);
+    let mut fs = MemFiles::new();
+    for path in [
+        "workflows/order-lookup/workflow.yaml",
+        "workflows/order-lookup/hooks/check-refund.js",
+        "workflows/order-lookup/hooks/check-requester.js",
+        "workflows/order-lookup/hooks/check-tenancy.js",
+        "skills/order-enrichment/SKILL.md",
+        "skills/order-enrichment/scripts/enrich-orders.js",
+    ] {
+        fs.insert(path, std::fs::read(root.join(path)).unwrap());
+    }
+    let dir = WorkflowDir {
+        root: String::new(),
+        slug: "order-lookup".into(),
+    };
+    assert_eq!(check_scripts(&fs, &dir), []);
+    // And breaking one of them is noticed.
+    fs.insert(
+        "workflows/order-lookup/hooks/check-tenancy.js",
+        "export default async function hook( {\n",
+    );
+    assert_eq!(check_scripts(&fs, &dir).len(), 1);
+}
+
+#[test]
+fn budgets_read_from_settings() {
+    let b = Budgets::from_settings(Some(&json!({ "timeoutMs": 15000, "maxPtcCalls": null })));
+    assert_eq!(b.timeout_ms, 15000);
+    assert_eq!(b.max_ptc_calls, None);
+    assert_eq!(b.memory_limit_bytes, Budgets::default().memory_limit_bytes);
+    let b = Budgets::from_settings(Some(
+        &json!({ "memoryLimitBytes": 1000000, "maxPtcCalls": 0 }),
+    ));
+    assert_eq!(
+        (b.memory_limit_bytes, b.max_ptc_calls),
+        (Some(1_000_000), Some(0))
+    );
+    assert_eq!(Budgets::from_settings(None), Budgets::default());
+}
