@@ -1,4 +1,8 @@
-//! The `wfx-lsp` binary's library: the LSP glue (`lsp`), pure IDE features ([`ide`]) and the
-//! CLI renderers (`cli`). Only this crate knows about LSP types, tokio and clap.
+//! The `wfx-lsp` binary's library: the LSP glue ([`lsp`]), pure IDE features ([`ide`]), the
+//! CLI renderers ([`cli`]) and the disk [`FileAccess`](wfx_schemas::files::FileAccess)
+//! ([`disk`]). Only this crate knows about LSP types, tokio and clap.
 
+pub mod cli;
+pub mod disk;
 pub mod ide;
+pub mod lsp;

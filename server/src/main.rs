@@ -1,3 +1,160 @@
-//! `wfx-lsp`: language server (default), `check` and `test`.
+//! `wfx-lsp`: the language server (default, `lsp`, `serve`), `check` and `test`. This file
+//! only parses the command line (clap derive), sets up logging on stderr and dispatches;
+//! stdout belongs to the protocol or, for `check`/`test`, to their results.
 
-fn main() {}
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use wfx_lsp::cli::{self, CheckOptions, Format};
+
+/// Language server, checker and deterministic runner for archmax workflow and case files.
+#[derive(Debug, Parser)]
+#[command(name = "wfx-lsp", version, about)]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Accepted and ignored: the server always speaks over stdio.
+    #[arg(long, global = true, hide = true)]
+    stdio: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the language server over stdio (the default).
+    #[command(visible_alias = "serve")]
+    Lsp,
+    /// Check workflow and case files; exit 1 on an error, 2 on a usage or IO error.
+    Check {
+        /// A workspace root (holding `workflows/`), a workflow folder or files.
+        #[arg(default_value = ".")]
+        paths: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+        format: FormatArg,
+        /// Apply the diagnostics' fixes, then check again.
+        #[arg(long)]
+        fix: bool,
+    },
+    /// Run the cases of a workflow with the deterministic runner.
+    Test {
+        /// A workflow slug, a workflow folder, a workspace root or a case file.
+        target: Option<String>,
+        /// Substring filter on the workspace-relative case path.
+        filter: Option<String>,
+        /// Print the result JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Extra reporters (written under `--out`).
+        #[arg(long, value_parser = ["junit", "markdown", "json"])]
+        reporter: Vec<String>,
+        /// Where reporters write.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Report `grade` assertions as not executed.
+        #[arg(long)]
+        skip_grades: bool,
+        /// Stop after the first failing case.
+        #[arg(long)]
+        bail: bool,
+        /// More narration on stderr.
+        #[arg(long)]
+        verbose: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Human,
+    Json,
+    Github,
+    Sarif,
+}
+
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WFX_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+fn code(c: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(c).unwrap_or(2))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    match args.command {
+        None | Some(Command::Lsp) => {
+            init_logging("info");
+            match wfx_lsp::lsp::run_stdio() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!("the language server failed: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some(Command::Check { paths, format, fix }) => {
+            init_logging("warn");
+            let format = match format {
+                FormatArg::Human => Format::Human,
+                FormatArg::Json => Format::Json,
+                FormatArg::Github => Format::Github,
+                FormatArg::Sarif => Format::Sarif,
+            };
+            let color = format == Format::Human
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none();
+            let opts = CheckOptions {
+                paths,
+                format,
+                fix,
+                color,
+            };
+            code(cli::run_check(
+                &opts,
+                &cwd,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+        Some(Command::Test {
+            target,
+            filter,
+            json,
+            reporter,
+            out,
+            skip_grades,
+            bail,
+            verbose,
+        }) => {
+            init_logging("warn");
+            let opts = wfx_runner::cli::TestOptions {
+                target,
+                filter,
+                json,
+                reporters: reporter,
+                out_dir: out,
+                skip_grades,
+                bail,
+                verbose,
+                // No JavaScript sandbox adapter exists yet (runner/src/sandbox/mod.rs): hooks
+                // and scripts report "not executed".
+                script_host: None,
+            };
+            code(cli::run_test(
+                &opts,
+                &cwd,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+    }
+}

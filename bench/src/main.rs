@@ -1,0 +1,278 @@
+//! `wfx-bench`: figures for wfx-lsp, printed as a table (not a test; nothing asserts a
+//! time). Run `bash bench/run.sh` (builds the release binaries, then runs this).
+//!
+//! Measures: parse+validate (`check_text`) of a ~30-line and a ~3,000-line case (µs,
+//! median and mean over repeated runs); `wfx-lsp check` of a generated workspace of 5,000
+//! cases (wall time of the release binary, plus its peak RSS from `/proc/<pid>/status`
+//! VmHWM, sampled until exit); edit-to-diagnostics latency through the real binary over
+//! stdio (p50/p99 over 1,000 single-character edits) and the server's peak RSS (VmHWM
+//! read before shutdown).
+
+#![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a benchmark harness fails loudly"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wfx_schemas::files::MemFiles;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn corpus() -> PathBuf {
+    repo().join("tests/corpus/customer-support")
+}
+
+const CASE_REL: &str = "workflows/order-lookup/tests/bench.test.yaml";
+
+fn small_case() -> String {
+    std::fs::read_to_string(corpus().join("workflows/order-lookup/tests/refund-approved.test.yaml"))
+        .unwrap()
+}
+
+/// A ~3,000-line case: the small case's steps repeated.
+fn large_case() -> String {
+    let mut s =
+        String::from("title: Large case\ndescription: Many steps, for the benchmark.\nsteps:\n");
+    let mut i = 0;
+    while s.lines().count() < 3000 {
+        s.push_str(&format!(
+            "  - send: \"message {i} about ORD-1001\"\n  - reply:\n      includes: [\"ORD-1001\", \"/approv/i\"]\n  - reachedState: refund-request\n"
+        ));
+        i += 1;
+    }
+    s
+}
+
+fn micro(name: &str, text: &str) {
+    let workflow = std::fs::read(corpus().join("workflows/order-lookup/workflow.yaml")).unwrap();
+    let fs = MemFiles::new()
+        .with("workflows/order-lookup/workflow.yaml", workflow)
+        .with(CASE_REL, text.as_bytes().to_vec());
+    // Warm up, then time until ~2 s or 2,000 runs.
+    for _ in 0..5 {
+        std::hint::black_box(wfx_schemas::check::check_text(&fs, CASE_REL, text));
+    }
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < 2000 && start.elapsed() < Duration::from_secs(2) {
+        let t = Instant::now();
+        std::hint::black_box(wfx_schemas::check::check_text(&fs, CASE_REL, text));
+        samples.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    samples.sort_by(f64::total_cmp);
+    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+    println!(
+        "parse+validate {name:<14} {:>5} lines  median {:>9.1} µs  mean {:>9.1} µs  ({} runs)",
+        text.lines().count(),
+        samples[samples.len() / 2],
+        mean,
+        samples.len()
+    );
+}
+
+/// VmHWM of a process in KiB.
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn check_workspace(bin: &Path) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&corpus(), tmp.path());
+    let tests = tmp.path().join("workflows/order-lookup/tests");
+    let cases: Vec<String> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".test.yaml"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for i in 0..5000 {
+        let dir = tests.join(format!("gen/{:03}", i / 100));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("case-{i:04}.test.yaml")),
+            &cases[i % cases.len()],
+        )
+        .unwrap();
+    }
+    let t = Instant::now();
+    let mut child = Command::new(bin)
+        .args(["check", "--format", "json", "."])
+        .current_dir(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    });
+    let mut peak = 0;
+    loop {
+        if let Some(h) = vm_hwm(pid) {
+            peak = peak.max(h);
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let wall = t.elapsed();
+    let out: Value = serde_json::from_str(&reader.join().unwrap()).unwrap();
+    println!(
+        "check of a workspace      {:>5} files  wall {:>9.1} ms  peak RSS ≥ {:.1} MiB  ({} errors)",
+        out["summary"]["files"],
+        wall.as_secs_f64() * 1e3,
+        peak as f64 / 1024.0,
+        out["summary"]["errors"]
+    );
+}
+
+fn send(w: &mut impl Write, msg: &Value) {
+    let body = serde_json::to_vec(msg).unwrap();
+    write!(w, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+    w.write_all(&body).unwrap();
+    w.flush().unwrap();
+}
+
+fn recv(r: &mut impl BufRead) -> Value {
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        assert!(r.read_line(&mut line).unwrap() > 0, "server closed stdout");
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
+fn edit_latency(bin: &Path) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&corpus(), tmp.path());
+    let path = tmp.path().join(CASE_REL);
+    let text = small_case();
+    std::fs::write(&path, &text).unwrap();
+    let uri = format!("file://{}", path.display());
+    let root = format!("file://{}", tmp.path().display());
+    let mut child = Command::new(bin)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root, "capabilities": {}}}),
+    );
+    while recv(&mut r)["id"] != 1 {}
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    );
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}),
+    );
+    let wait = |r: &mut BufReader<_>, version: i64| loop {
+        let m = recv(r);
+        if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
+            return;
+        }
+    };
+    wait(&mut r, 1);
+    // Single-character edits on the title line: insert `x` after `title: `, then delete it.
+    let mut samples = Vec::with_capacity(1000);
+    for i in 0..1000i64 {
+        let version = i + 2;
+        let change = if i % 2 == 0 {
+            json!({"range": {"start": {"line": 0, "character": 7}, "end": {"line": 0, "character": 7}}, "text": "x"})
+        } else {
+            json!({"range": {"start": {"line": 0, "character": 7}, "end": {"line": 0, "character": 8}}, "text": ""})
+        };
+        let t = Instant::now();
+        send(
+            &mut w,
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}}),
+        );
+        wait(&mut r, version);
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let peak = vm_hwm(child.id()).unwrap_or(0);
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
+    while recv(&mut r)["id"] != 2 {}
+    send(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(w);
+    let _ = child.wait();
+    samples.sort_by(f64::total_cmp);
+    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
+    println!(
+        "edit → diagnostics (stdio) {:>4} edits  p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  server peak RSS {:.1} MiB",
+        samples.len(),
+        pct(0.5),
+        pct(0.99),
+        samples[samples.len() - 1],
+        peak as f64 / 1024.0
+    );
+}
+
+fn main() {
+    let bin = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let me = std::env::current_exe().unwrap();
+            me.with_file_name("wfx-lsp")
+        });
+    assert!(
+        bin.is_file(),
+        "wfx-lsp binary not found at {} (build it with `cargo build --release`)",
+        bin.display()
+    );
+    let bin = std::fs::canonicalize(&bin).unwrap();
+    println!("wfx-bench  (binary: {})", bin.display());
+    micro("~30-line case", &small_case());
+    micro("~3000-line case", &large_case());
+    check_workspace(&bin);
+    edit_latency(&bin);
+}

@@ -1,0 +1,328 @@
+//! The command line's non-protocol commands: `check` (resolve paths, run the one check
+//! pipeline of `wfx-schemas`, render, apply `--fix`, map the outcome to an exit code) and
+//! the `test` hand-off to `wfx-runner`. Everything writes to the `Write`s it is given, so
+//! tests drive it in memory; only `main.rs` passes the real stdout.
+//!
+//! Path arguments: a relative argument (`.`, `ws`, `../ws/workflows/a`) is read through a
+//! [`DiskFiles`] rooted at the current folder and shown as given (`./` prefixes dropped);
+//! an absolute argument is read through a [`DiskFiles`] rooted at `/` and shown absolute.
+
+#![allow(clippy::print_stdout, reason = "the CLI owns stdout")]
+
+pub mod render;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::Path;
+
+use wfx_schemas::check::check_paths;
+use wfx_schemas::diagnostics::{Diagnostic, Related, TextEdit, sort_diagnostics};
+use wfx_schemas::files::FileAccess;
+
+use crate::disk::DiskFiles;
+use render::Report;
+
+/// Output formats of `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Code frames and a summary line.
+    #[default]
+    Human,
+    /// One JSON document (see [`render::json`]).
+    Json,
+    /// GitHub Actions workflow commands.
+    Github,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+/// Options of `wfx-lsp check [PATH...] [--format …] [--fix]`.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// Workspace roots, workflow folders or files; empty means `.`.
+    pub paths: Vec<String>,
+    /// Output format.
+    pub format: Format,
+    /// Apply the diagnostics' first fixes before reporting.
+    pub fix: bool,
+    /// Colour the human output.
+    pub color: bool,
+}
+
+/// Exit code: no error-severity diagnostic (warnings allowed).
+pub const EXIT_OK: i32 = 0;
+/// Exit code: at least one error-severity diagnostic.
+pub const EXIT_FINDINGS: i32 = 1;
+/// Exit code: usage or IO error (e.g. a path that does not exist).
+pub const EXIT_USAGE: i32 = 2;
+
+/// One group of arguments read through one root.
+struct Group {
+    fs: DiskFiles,
+    /// Prepended to paths for display: `""` or `/`.
+    prefix: &'static str,
+    paths: Vec<String>,
+}
+
+/// Normalises a relative argument: drops `./` prefixes and trailing `/`; `""` → `.`.
+fn normalize_relative(arg: &str) -> String {
+    let mut s = arg.replace('\\', "/");
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest.to_owned();
+    }
+    while s.contains("//") {
+        s = s.replace("//", "/");
+    }
+    let s = s.trim_end_matches('/');
+    if s.is_empty() {
+        ".".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
+fn groups(paths: &[String], cwd: &Path) -> Vec<Group> {
+    let paths: Vec<String> = if paths.is_empty() {
+        vec![".".to_owned()]
+    } else {
+        paths.to_vec()
+    };
+    let mut rel = Group {
+        fs: DiskFiles::new(cwd),
+        prefix: "",
+        paths: Vec::new(),
+    };
+    let mut abs = Group {
+        fs: DiskFiles::new("/"),
+        prefix: "/",
+        paths: Vec::new(),
+    };
+    for p in paths {
+        if let Some(stripped) = p.strip_prefix('/') {
+            abs.paths.push(normalize_relative(stripped));
+        } else {
+            rel.paths.push(normalize_relative(&p));
+        }
+    }
+    [rel, abs]
+        .into_iter()
+        .filter(|g| !g.paths.is_empty())
+        .collect()
+}
+
+fn display(prefix: &str, file: &str) -> String {
+    format!("{prefix}{file}")
+}
+
+/// Text of a file for rendering: BOM stripped, invalid UTF-8 replaced (offsets before the
+/// first invalid byte are unchanged, which is where the WFX006 diagnostic points).
+fn load_text(fs: &dyn FileAccess, path: &str) -> Option<String> {
+    let bytes = fs.read(path).ok()?;
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    Some(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// Runs every group; `Err` is a usage/IO message.
+fn run_groups(groups: &[Group]) -> Result<Report, String> {
+    let mut report = Report::default();
+    for g in groups {
+        let (diags, files) = check_paths(&g.fs, &g.paths)?;
+        report.files += files;
+        let mut wanted = BTreeSet::new();
+        for d in &diags {
+            wanted.insert(d.file.clone());
+            wanted.extend(d.related.iter().map(|r| r.file.clone()));
+        }
+        for f in wanted {
+            if let Some(t) = load_text(&g.fs, &f) {
+                report.texts.insert(display(g.prefix, &f), t);
+            }
+        }
+        report.diagnostics.extend(diags.into_iter().map(|mut d| {
+            d.file = display(g.prefix, &d.file);
+            d.related = d
+                .related
+                .into_iter()
+                .map(|r| Related {
+                    file: display(g.prefix, &r.file),
+                    ..r
+                })
+                .collect();
+            d
+        }));
+    }
+    sort_diagnostics(&mut report.diagnostics);
+    Ok(report)
+}
+
+/// Applies edits to `text`: sorted by range, an edit overlapping an earlier kept one is
+/// dropped, out-of-range or non-char-boundary edits are dropped. Returns the new text and
+/// how many edits were applied.
+pub fn apply_edits(text: &str, edits: &[TextEdit]) -> (String, usize) {
+    let mut edits: Vec<&TextEdit> = edits.iter().collect();
+    edits.sort_by_key(|e| (e.range.start, e.range.end));
+    let mut kept: Vec<&TextEdit> = Vec::new();
+    let mut last_end = 0u32;
+    for e in edits {
+        let ok = text.is_char_boundary(e.range.start as usize)
+            && text.is_char_boundary(e.range.end as usize);
+        if ok && (kept.is_empty() || e.range.start >= last_end) {
+            last_end = e.range.end;
+            kept.push(e);
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0usize;
+    for e in &kept {
+        out.push_str(text.get(at..e.range.start as usize).unwrap_or(""));
+        out.push_str(&e.new_text);
+        at = e.range.end as usize;
+    }
+    out.push_str(text.get(at..).unwrap_or(""));
+    (out, kept.len())
+}
+
+/// The first fix of every diagnostic, grouped by the file each edit touches.
+pub fn fix_edits(diags: &[Diagnostic]) -> BTreeMap<String, Vec<TextEdit>> {
+    let mut by_file: BTreeMap<String, Vec<TextEdit>> = BTreeMap::new();
+    for d in diags {
+        if let Some(fix) = d.fixes.first() {
+            for e in &fix.edits {
+                by_file.entry(e.file.clone()).or_default().push(e.clone());
+            }
+        }
+    }
+    by_file
+}
+
+/// Applies the first fix of every diagnostic of one group, on disk. Returns the number of
+/// edits applied; `Err` names a file that could not be written.
+fn apply_fixes(g: &Group) -> Result<usize, String> {
+    let (diags, _) = check_paths(&g.fs, &g.paths)?;
+    let mut applied = 0;
+    for (file, edits) in fix_edits(&diags) {
+        let Ok(bytes) = g.fs.read(&file) else {
+            continue;
+        };
+        let bom = bytes.starts_with(b"\xEF\xBB\xBF");
+        let Ok(text) = wfx_schemas::text::decode(&bytes) else {
+            continue;
+        };
+        let (new_text, n) = apply_edits(&text, &edits);
+        if n == 0 || new_text == text {
+            continue;
+        }
+        let mut out = Vec::with_capacity(new_text.len() + 3);
+        if bom {
+            out.extend_from_slice(b"\xEF\xBB\xBF");
+        }
+        out.extend_from_slice(new_text.as_bytes());
+        g.fs.write(&file, &out)
+            .map_err(|e| format!("cannot write {}: {e}", display(g.prefix, &file)))?;
+        applied += n;
+    }
+    Ok(applied)
+}
+
+/// `wfx-lsp check`: returns the exit code ([`EXIT_OK`], [`EXIT_FINDINGS`], [`EXIT_USAGE`]).
+/// Results go to `stdout`, errors and the `--fix` tally to `stderr`.
+pub fn run_check(
+    opts: &CheckOptions,
+    cwd: &Path,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let groups = groups(&opts.paths, cwd);
+    if opts.fix {
+        let mut total = 0;
+        for g in &groups {
+            match apply_fixes(g) {
+                Ok(n) => total += n,
+                Err(e) => {
+                    let _ = writeln!(stderr, "error: {e}");
+                    return EXIT_USAGE;
+                }
+            }
+        }
+        let _ = writeln!(
+            stderr,
+            "applied {total} fix{}",
+            if total == 1 { "" } else { "es" }
+        );
+    }
+    let report = match run_groups(&groups) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(stderr, "error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let written = match opts.format {
+        Format::Human => render::human(&report, opts.color, stdout),
+        Format::Json => render::json(&report, stdout),
+        Format::Github => render::github(&report, stdout),
+        Format::Sarif => render::sarif(&report, stdout),
+    };
+    if let Err(e) = written.and_then(|()| stdout.flush()) {
+        let _ = writeln!(stderr, "error: cannot write the output: {e}");
+        return EXIT_USAGE;
+    }
+    if report.errors() > 0 {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// `wfx-lsp test`: hands the options to the runner (FORMAT §C.4).
+pub fn run_test(
+    opts: &wfx_runner::cli::TestOptions,
+    cwd: &Path,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    wfx_runner::cli::run_cli(opts, cwd, stdout, stderr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wfx_schemas::text::TextRange;
+
+    fn edit(start: u32, end: u32, t: &str) -> TextEdit {
+        TextEdit {
+            file: "f".into(),
+            range: TextRange::new(start, end),
+            new_text: t.into(),
+        }
+    }
+
+    #[test]
+    fn edits_apply_in_order_and_overlaps_are_dropped() {
+        let (out, n) = apply_edits(
+            "sned: hi\ntitle: x\n",
+            &[edit(9, 14, "name"), edit(0, 4, "send"), edit(2, 6, "zz")],
+        );
+        assert_eq!(out, "send: hi\nname: x\n");
+        assert_eq!(n, 2);
+        let (out, n) = apply_edits("é", &[edit(1, 2, "x")]);
+        assert_eq!((out.as_str(), n), ("é", 0));
+    }
+
+    #[test]
+    fn arguments_are_normalised_and_split_by_root() {
+        assert_eq!(normalize_relative("./ws//workflows/"), "ws/workflows");
+        assert_eq!(normalize_relative("./"), ".");
+        assert_eq!(normalize_relative("../x"), "../x");
+        let g = groups(&["/abs/ws".into(), "rel".into()], Path::new("/cwd"));
+        assert_eq!(g.len(), 2);
+        assert_eq!(
+            (g[0].prefix, g[0].paths.clone()),
+            ("", vec!["rel".to_owned()])
+        );
+        assert_eq!(
+            (g[1].prefix, g[1].paths.clone()),
+            ("/", vec!["abs/ws".to_owned()])
+        );
+    }
+}

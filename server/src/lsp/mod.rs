@@ -1,0 +1,59 @@
+//! The language server: protocol glue on tower-lsp-server over the pure analysis of
+//! `wfx_schemas` and [`crate::ide`]. Modules: `convert` (every offset ↔ position and
+//! core ↔ LSP conversion), `document` (the open-document store), `paths` (URI ↔
+//! workspace-relative path), `overlay` (open buffers over the disk as a `FileAccess`),
+//! `settings`, `commands` (empty until the runner integration) and `server` (the handlers).
+//!
+//! Messages are handled strictly one at a time: [`serve`] runs tower-lsp-server with
+//! `concurrency_level(1)`, so didOpen/didChange/didClose and requests never interleave.
+
+pub mod commands;
+pub mod convert;
+pub mod document;
+pub mod overlay;
+pub mod paths;
+pub mod server;
+pub mod settings;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::LspService;
+
+/// Serves one client over `input`/`output` until `exit` or end of input; returns whether
+/// `shutdown` was received first (LSP: exit code 0 then, 1 otherwise).
+pub async fn serve<I, O>(input: I, output: O) -> bool
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite,
+{
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let flag = shutdown.clone();
+    let (service, socket) =
+        LspService::build(move |client| server::Server::new(client, flag)).finish();
+    tower_lsp_server::Server::new(input, output, socket)
+        .concurrency_level(1)
+        .serve(service)
+        .await;
+    shutdown.load(Ordering::SeqCst)
+}
+
+/// Runs the server on stdin/stdout on a fresh tokio runtime. `Err` when the runtime cannot
+/// start or the client exited without `shutdown`.
+pub fn run_stdio() -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let clean = rt.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // stdin's reader thread may still be blocked in a read; don't wait for it.
+    rt.shutdown_background();
+    if clean {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "the client exited without a shutdown request"
+        ))
+    }
+}

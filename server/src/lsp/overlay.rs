@@ -1,0 +1,123 @@
+//! The server's [`FileAccess`]: open documents first (their unsaved text), then the disk
+//! below one root folder, so cross-file rules see what the user sees. Built per check
+//! from a snapshot of the open texts; it holds no lock.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use wfx_schemas::files::{DirEntry, FileAccess, FileError};
+
+use crate::disk::DiskFiles;
+
+/// Open texts over the disk, rooted at one folder.
+#[derive(Clone, Debug)]
+pub struct Overlay {
+    disk: DiskFiles,
+    open: BTreeMap<String, Arc<str>>,
+}
+
+fn norm(path: &str) -> String {
+    path.split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl Overlay {
+    /// `open` maps root-relative paths to buffer texts.
+    pub fn new(root: &Path, open: BTreeMap<String, Arc<str>>) -> Self {
+        Self {
+            disk: DiskFiles::new(root),
+            open,
+        }
+    }
+}
+
+impl FileAccess for Overlay {
+    fn read(&self, path: &str) -> Result<Vec<u8>, FileError> {
+        match self.open.get(&norm(path)) {
+            Some(t) => Ok(t.as_bytes().to_vec()),
+            None => self.disk.read(path),
+        }
+    }
+
+    fn read_text(&self, path: &str) -> Result<String, FileError> {
+        match self.open.get(&norm(path)) {
+            Some(t) => Ok(t.to_string()),
+            None => {
+                let bytes = self.disk.read(path)?;
+                wfx_schemas::text::decode(&bytes)
+                    .map_err(|at| FileError::Other(format!("not valid UTF-8 at byte {at}")))
+            }
+        }
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError> {
+        let dir = norm(dir);
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let mut entries: BTreeMap<String, bool> = BTreeMap::new();
+        let disk = self.disk.list(&dir);
+        if let Ok(list) = &disk {
+            for e in list {
+                entries.insert(e.name.clone(), e.is_dir);
+            }
+        }
+        // Open buffers not (yet) on disk still belong to their folder.
+        for path in self.open.keys() {
+            if let Some(rest) = path.strip_prefix(&prefix) {
+                match rest.split_once('/') {
+                    Some((d, _)) => entries.entry(d.to_owned()).or_insert(true),
+                    None => entries.entry(rest.to_owned()).or_insert(false),
+                };
+            }
+        }
+        if entries.is_empty() {
+            return disk;
+        }
+        Ok(entries
+            .into_iter()
+            .map(|(name, is_dir)| DirEntry { name, is_dir })
+            .collect())
+    }
+
+    fn is_file(&self, path: &str) -> bool {
+        self.open.contains_key(&norm(path)) || self.disk.is_file(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_buffers_shadow_the_disk() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("workflows/a")).unwrap();
+        std::fs::write(tmp.path().join("workflows/a/workflow.yaml"), "disk").unwrap();
+        let mut open = BTreeMap::new();
+        open.insert("workflows/a/workflow.yaml".to_owned(), Arc::from("buffer"));
+        open.insert(
+            "workflows/a/tests/new.test.yaml".to_owned(),
+            Arc::from("unsaved"),
+        );
+        let o = Overlay::new(tmp.path(), open);
+        assert_eq!(o.read_text("workflows/a/workflow.yaml").unwrap(), "buffer");
+        assert_eq!(
+            o.read_text("./workflows/a/tests/new.test.yaml").unwrap(),
+            "unsaved"
+        );
+        let names: Vec<String> = o
+            .list("workflows/a")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, vec!["tests", "workflow.yaml"]);
+        assert_eq!(o.read("nope"), Err(FileError::NotFound));
+    }
+}

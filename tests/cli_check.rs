@@ -1,0 +1,202 @@
+//! `wfx-lsp check` through the built binary: every output format snapshotted (stdout and
+//! exit code) on a small fixture workspace and on the customer-support corpus, `--fix`,
+//! usage errors (exit 2) and `--help`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use support::*;
+
+/// Runs the binary in `cwd`; returns (exit code, stdout, stderr).
+fn run(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn shown(code: i32, stdout: &str) -> String {
+    format!("exit: {code}\n--- stdout\n{stdout}")
+}
+
+/// The customer-support corpus plus four cases: a near-miss step with a fix, a duplicate
+/// key with a related site, an error after emoji and CJK, and a valid one.
+fn fixture() -> tempfile::TempDir {
+    let tmp = corpus_copy();
+    let tests = tmp.path().join("workflows/order-lookup/tests");
+    let write = |name: &str, text: &str| std::fs::write(tests.join(name), text).unwrap();
+    write("typo.test.yaml", "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - sned: hi\n");
+    write("dup.test.yaml", "title: Dup\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n");
+    write(
+        "wide.test.yaml",
+        "title: Wide\ndescription: Emoji and CJK before the error.\nsteps: [{send: \"😀注文\"}, {sned: x}]\n",
+    );
+    write("ok.test.yaml", "title: Fine\ndescription: A valid case.\nsteps:\n  - send: hi\n");
+    tmp
+}
+
+#[test]
+fn fixture_in_every_format() {
+    let ws = fixture();
+    for format in ["human", "json", "github", "sarif"] {
+        let (code, stdout, _) = run(ws.path(), &["check", "--format", format]);
+        assert_eq!(code, 1, "{format}");
+        if format == "sarif" {
+            // The rule list follows the registry (checked here, not snapshotted, so a new
+            // code does not churn the snapshot); the results are snapshotted.
+            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let run = &v["runs"][0];
+            assert_eq!(v["version"], "2.1.0");
+            assert_eq!(run["columnKind"], "utf16CodeUnits");
+            let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+            let codes = wfx_schemas::diagnostics::all_codes();
+            assert_eq!(rules.len(), codes.len());
+            for (rule, code) in rules.iter().zip(&codes) {
+                assert_eq!(rule["id"], code.code);
+                let help = rule["helpUri"].as_str().unwrap();
+                assert!(
+                    help.ends_with(&format!("docs/diagnostics.md#{}", code.code.to_lowercase())),
+                    "{help}"
+                );
+            }
+            for r in run["results"].as_array().unwrap() {
+                assert_eq!(
+                    rules[r["ruleIndex"].as_u64().unwrap() as usize]["id"],
+                    r["ruleId"]
+                );
+            }
+            // ruleIndex moves when codes are added; its consistency is asserted above.
+            let mut results = run["results"].clone();
+            for r in results.as_array_mut().unwrap() {
+                r.as_object_mut().unwrap().remove("ruleIndex");
+            }
+            let results = serde_json::to_string_pretty(&results).unwrap();
+            insta::assert_snapshot!("fixture_sarif_results", shown(code, &results));
+            continue;
+        }
+        insta::assert_snapshot!(format!("fixture_{format}"), shown(code, &stdout));
+    }
+}
+
+#[test]
+fn corpus_checks_clean_in_every_format() {
+    let corpus = repo().join("tests/corpus/customer-support");
+    assert!(corpus.join("workflows").is_dir(), "the corpus is missing");
+    for format in ["human", "json", "github", "sarif"] {
+        let (code, stdout, stderr) = run(&corpus, &["check", "--format", format]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(v["summary"]["errors"], 0);
+            assert!(v["summary"]["files"].as_u64().unwrap() >= 10, "{v}");
+        }
+        if format != "sarif" {
+            insta::assert_snapshot!(format!("corpus_{format}"), shown(code, &stdout));
+        }
+    }
+}
+
+#[test]
+fn paths_may_be_files_workflow_folders_parents_or_absolute() {
+    let ws = fixture();
+    let (code, stdout, _) = run(
+        ws.path(),
+        &[
+            "check",
+            "--format",
+            "github",
+            "./workflows/order-lookup/tests/typo.test.yaml",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(stdout.lines().count(), 1);
+    assert!(
+        stdout.starts_with("::error file=workflows/order-lookup/tests/typo.test.yaml,line=4,col=5,"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run(
+        &ws.path().join("workflows"),
+        &[
+            "check",
+            "--format",
+            "github",
+            "../workflows/order-lookup/tests/ok.test.yaml",
+        ],
+    );
+    assert_eq!((code, stdout.as_str()), (0, ""));
+    let abs = ws.path().join("workflows/order-lookup/tests/typo.test.yaml");
+    let (code, stdout, _) = run(
+        Path::new("/"),
+        &["check", "--format", "github", abs.to_str().unwrap()],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains(&format!(
+            "file={}",
+            abs.to_str().unwrap().replace(':', "%3A")
+        )),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run(ws.path(), &["check", "--format", "json", "workflows/order-lookup"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // workflow.yaml, 9 + 4 cases and 9 agent scripts.
+    assert_eq!(v["summary"]["files"], 23);
+}
+
+#[test]
+fn missing_path_is_a_usage_error() {
+    let ws = fixture();
+    let (code, stdout, stderr) = run(ws.path(), &["check", "no/such/dir"]);
+    assert_eq!(code, 2);
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("no/such/dir"), "{stderr}");
+    let (code, _, _) = run(ws.path(), &["check", "--format", "xml"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn fix_applies_the_edits_and_rechecks() {
+    let ws = fixture();
+    let (code, stdout, stderr) = run(ws.path(), &["check", "--fix", "--format", "github"]);
+    let typo =
+        std::fs::read_to_string(ws.path().join("workflows/order-lookup/tests/typo.test.yaml")).unwrap();
+    assert_eq!(
+        typo,
+        "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - send: hi\n"
+    );
+    let wide =
+        std::fs::read_to_string(ws.path().join("workflows/order-lookup/tests/wide.test.yaml")).unwrap();
+    assert!(wide.contains("{send: x}"), "{wide}");
+    assert!(stderr.contains("applied"), "{stderr}");
+    // The duplicate key has no certain fix and stays.
+    assert_eq!(code, 1);
+    assert!(!stdout.contains("typo.test.yaml"), "{stdout}");
+    assert!(stdout.contains("dup.test.yaml"), "{stdout}");
+}
+
+#[test]
+fn help_is_stable() {
+    let (code, stdout, _) = run(Path::new("."), &["--help"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("help", stdout);
+    let (code, stdout, _) = run(Path::new("."), &["check", "--help"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("check_help", stdout);
+}

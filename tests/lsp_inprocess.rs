@@ -1,0 +1,540 @@
+//! In-process LSP tests: the real service (`wfx_lsp::lsp::serve`) over a tokio duplex pipe
+//! with real `Content-Length` framing. Covers position-encoding negotiation with emoji and
+//! CJK, didOpen/didChange ordering, superseded versions, quick fixes carried in
+//! `Diagnostic.data`, related information (and its folding), cross-file rechecks through
+//! the overlay, files that get no diagnostics, and requests for unknown documents.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
+use tokio::sync::mpsc;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+struct Client {
+    w: WriteHalf<DuplexStream>,
+    rx: mpsc::UnboundedReceiver<Value>,
+    next_id: i64,
+    /// Everything received so far, in order.
+    seen: Vec<Value>,
+}
+
+async fn read_frame_async(r: &mut BufReader<ReadHalf<DuplexStream>>) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        let h = line.strip_suffix("\r\n").expect("header without CRLF");
+        if let Some(v) = h.strip_prefix("Content-Length: ") {
+            len = Some(v.parse::<usize>().unwrap());
+        } else {
+            assert!(h.starts_with("Content-Type: "), "not a header: {h:?}");
+        }
+    }
+    let mut body = vec![0; len.expect("no Content-Length")];
+    r.read_exact(&mut body).await.ok()?;
+    Some(serde_json::from_slice(&body).expect("body is not JSON"))
+}
+
+impl Client {
+    fn start() -> Self {
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let (sr, sw) = tokio::io::split(server);
+        tokio::spawn(async move {
+            wfx_lsp::lsp::serve(sr, sw).await;
+        });
+        let (cr, cw) = tokio::io::split(client);
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut r = BufReader::new(cr);
+            while let Some(v) = read_frame_async(&mut r).await {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            w: cw,
+            rx,
+            next_id: 1,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, msg: Value) {
+        self.w.write_all(&frame(&msg)).await.unwrap();
+        self.w.flush().await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(notification(method, params)).await;
+    }
+
+    async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let fut = async {
+            loop {
+                let m = self
+                    .rx
+                    .recv()
+                    .await
+                    .unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
+                self.seen.push(m.clone());
+                if pred(&m) {
+                    return m;
+                }
+            }
+        };
+        tokio::time::timeout(DEADLINE, fut)
+            .await
+            .unwrap_or_else(|_| panic!("no {what} within {DEADLINE:?}"))
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(request(id, method, params)).await;
+        let resp = self
+            .wait_for(&format!("response to {method}"), |m| {
+                m["id"] == id && m.get("method").is_none()
+            })
+            .await;
+        assert!(resp.get("error").is_none(), "{method} failed: {resp}");
+        resp["result"].clone()
+    }
+
+    async fn initialize(&mut self, root: &Path, encodings: &[&str], related: bool) -> Value {
+        let mut params = initialize_params(root, encodings);
+        params["capabilities"]["textDocument"]["publishDiagnostics"]["relatedInformation"] =
+            json!(related);
+        params["capabilities"]["textDocument"]["documentSymbol"] =
+            json!({"hierarchicalDocumentSymbolSupport": true});
+        let r = self.request("initialize", params).await;
+        self.notify("initialized", json!({})).await;
+        r
+    }
+
+    async fn open(&mut self, path: &Path, text: &str, version: i64) {
+        let params = json!({"textDocument": {"uri": uri(path), "languageId": "yaml", "version": version, "text": text}});
+        self.notify("textDocument/didOpen", params).await;
+    }
+
+    async fn diagnostics(&mut self, path: &Path, version: i64) -> Value {
+        let u = uri(path);
+        let m = self
+            .wait_for(&format!("diagnostics of {u} v{version}"), |m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == u
+                    && m["params"]["version"] == version
+            })
+            .await;
+        m["params"]["diagnostics"].clone()
+    }
+
+    async fn shutdown(mut self) {
+        self.request("shutdown", Value::Null).await;
+        self.notify("exit", Value::Null).await;
+    }
+}
+
+fn case_path(ws: &Path, name: &str) -> std::path::PathBuf {
+    ws.join("workflows/order-lookup/tests").join(name)
+}
+
+/// The UTF-16 / UTF-8 column of the first `needle` on its line.
+fn columns(text: &str, needle: &str) -> (u64, u64, u64) {
+    let at = text.find(needle).unwrap();
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[..at].matches('\n').count() as u64;
+    let prefix = &text[line_start..at];
+    (
+        line,
+        prefix.encode_utf16().count() as u64,
+        prefix.len() as u64,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn utf8_and_utf16_negotiation_report_different_columns_on_a_cjk_emoji_line() {
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "wide.test.yaml");
+    let text = "title: Wide characters\ndescription: A step after emoji and CJK on one line.\nsteps: [{send: \"😀注文\"}, {sned: x}]\n";
+    let (line, c16, c8) = columns(text, "sned");
+    assert_ne!(c16, c8);
+    for (offered, name, col) in [
+        (vec!["utf-8", "utf-16"], "utf-8", c8),
+        (vec![], "utf-16", c16),
+        (vec!["utf-32"], "utf-32", c16 - 1),
+    ] {
+        let mut c = Client::start();
+        let init = c.initialize(ws.path(), &offered, true).await;
+        assert_eq!(init["capabilities"]["positionEncoding"], name);
+        c.open(&path, text, 1).await;
+        let d = c.diagnostics(&path, 1).await;
+        assert_eq!(
+            summarize(&d),
+            vec![("WFX120".to_owned(), line, col, line, col + 4)],
+            "{name}"
+        );
+        // An edit in the same encoding lands on `sned`.
+        let change = json!({
+            "textDocument": {"uri": uri(&path), "version": 2},
+            "contentChanges": [{"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 4}}, "text": "send"}],
+        });
+        c.notify("textDocument/didChange", change).await;
+        assert_eq!(c.diagnostics(&path, 2).await, json!([]), "{name}");
+        c.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_apply_in_order_and_publishes_never_go_back_in_version() {
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "order.test.yaml");
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    let text = "title: Ordering\ndescription: Edits arrive in a burst.\nsteps:\n  - send: hi\n";
+    c.open(&path, text, 1).await;
+    // A burst: break, break differently, then fix; sent without waiting.
+    let edits = [(2, "sned"), (3, "snd"), (4, "send")];
+    let mut current = "send".to_owned();
+    for (version, word) in edits {
+        let change = json!({
+            "textDocument": {"uri": uri(&path), "version": version},
+            "contentChanges": [{"range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 4 + current.len()}}, "text": word}],
+        });
+        c.notify("textDocument/didChange", change).await;
+        current = word.to_owned();
+    }
+    assert_eq!(c.diagnostics(&path, 4).await, json!([]));
+    let versions: Vec<i64> = c
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .map(|m| m["params"]["version"].as_i64().unwrap())
+        .collect();
+    assert!(versions.windows(2).all(|w| w[0] <= w[1]), "{versions:?}");
+    assert_eq!(versions.last(), Some(&4));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_fixes_travel_in_diagnostic_data_and_come_back_as_code_actions() {
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "fix.test.yaml");
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    let text = "title: Fix me\ndescription: A step with a typo.\nsteps:\n  - sned: hi\n";
+    c.open(&path, text, 1).await;
+    let d = c.diagnostics(&path, 1).await;
+    assert_eq!(
+        d[0]["data"]["fixes"][0]["title"],
+        "replace `sned` with `send`"
+    );
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&path)}, "range": d[0]["range"], "context": {"diagnostics": d}}),
+        )
+        .await;
+    let fix = &actions[0];
+    assert_eq!(fix["title"], "replace `sned` with `send`");
+    assert_eq!(fix["kind"], "quickfix");
+    assert_eq!(fix["isPreferred"], true);
+    let edits = &fix["edit"]["changes"][uri(&path)];
+    assert_eq!(
+        edits,
+        &json!([{"range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}, "newText": "send"}])
+    );
+    // After an edit that shifts the text, the version-1 diagnostic's offsets are stale:
+    // whatever fix is offered must edit where `sned` is now (line 4), never line 3.
+    let shift = json!({
+        "textDocument": {"uri": uri(&path), "version": 2},
+        "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "# moved\n"}],
+    });
+    c.notify("textDocument/didChange", shift).await;
+    c.diagnostics(&path, 2).await;
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&path)}, "range": d[0]["range"], "context": {"diagnostics": d}}),
+        )
+        .await;
+    for a in actions.as_array().unwrap() {
+        for e in a["edit"]["changes"][uri(&path)].as_array().unwrap() {
+            assert_ne!(e["range"]["start"]["line"], 3, "stale edit offered: {a}");
+        }
+    }
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn related_information_or_folded_message_depends_on_the_client() {
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "dup.test.yaml");
+    let text = "title: Duplicate\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n";
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    let d = c.diagnostics(&path, 1).await;
+    let dup = d
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "WFX002")
+        .unwrap();
+    assert_eq!(dup["relatedInformation"][0]["location"]["uri"], uri(&path));
+    assert_eq!(
+        dup["relatedInformation"][0]["location"]["range"]["start"],
+        json!({"line": 0, "character": 0})
+    );
+    assert!(!dup["message"].as_str().unwrap().contains('\n'));
+    c.shutdown().await;
+
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], false).await;
+    c.open(&path, text, 1).await;
+    let d = c.diagnostics(&path, 1).await;
+    let dup = d
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "WFX002")
+        .unwrap();
+    assert!(dup.get("relatedInformation").is_none());
+    let msg = dup["message"].as_str().unwrap();
+    assert!(
+        msg.contains("\nworkflows/order-lookup/tests/dup.test.yaml:1:1: "),
+        "{msg}"
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsaved_workflow_edit_rechecks_the_open_case() {
+    let ws = corpus_copy();
+    let case = case_path(ws.path(), "triggered-report.test.yaml");
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let case_text = std::fs::read_to_string(&case).unwrap();
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&case, &case_text, 1).await;
+    assert_eq!(c.diagnostics(&case, 1).await, json!([]));
+    // Rename the trigger in the (unsaved) workflow buffer: the case's trigger id is now
+    // undeclared, and the case is re-published without being edited.
+    let renamed = spec_text.replace("report_requested:", "report_wanted:");
+    assert_ne!(renamed, spec_text);
+    c.open(&spec, &renamed, 1).await;
+    let d = c.diagnostics(&case, 1).await;
+    let codes: Vec<String> = summarize(&d).into_iter().map(|x| x.0).collect();
+    assert!(
+        !codes.is_empty() && codes.iter().all(|c| c.starts_with("WFX3")),
+        "{d}"
+    );
+    let related = d[0]["relatedInformation"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        related.iter().any(|r| r["location"]["uri"] == uri(&spec)),
+        "{d}"
+    );
+    // Closing the buffer restores the saved workflow: the case is clean again.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&spec)}}),
+    )
+    .await;
+    let m = c
+        .wait_for("cleared workflow diagnostics", |m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri(&spec)
+        })
+        .await;
+    assert_eq!(m["params"]["diagnostics"], json!([]));
+    assert_eq!(c.diagnostics(&case, 1).await, json!([]));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_yaml_gets_no_diagnostics_and_unknown_documents_get_null() {
+    let ws = corpus_copy();
+    let other = ws.path().join("config.yaml");
+    let case = case_path(ws.path(), "after.test.yaml");
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&other, "a: [\nb: b: c\n", 1).await;
+    c.open(
+        &case,
+        "title: After\ndescription: Opened after a broken non-case file.\nsteps:\n  - sned: x\n",
+        1,
+    )
+    .await;
+    let d = c.diagnostics(&case, 1).await;
+    assert_eq!(summarize(&d).len(), 1);
+    // Messages are handled in order, so a publish for config.yaml would have come first.
+    assert!(
+        !c.seen.iter().any(|m| m["params"]["uri"] == uri(&other)),
+        "{:?}",
+        c.seen
+    );
+
+    let unknown = uri(&ws
+        .path()
+        .join("workflows/order-lookup/tests/never-opened.test.yaml"));
+    let pos = json!({"textDocument": {"uri": unknown}, "position": {"line": 0, "character": 0}});
+    assert_eq!(
+        c.request("textDocument/hover", pos.clone()).await,
+        Value::Null
+    );
+    assert_eq!(
+        c.request("textDocument/completion", pos.clone()).await,
+        Value::Null
+    );
+    assert_eq!(c.request("textDocument/definition", pos).await, Value::Null);
+    // Out-of-range positions clamp rather than fail.
+    let far =
+        json!({"textDocument": {"uri": uri(&case)}, "position": {"line": 9999, "character": 9999}});
+    let r = c.request("textDocument/completion", far).await;
+    assert!(r.is_array(), "{r}");
+    let syms = c
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri(&case)}}),
+        )
+        .await;
+    assert!(syms.is_array(), "{syms}");
+    let toks = c
+        .request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri(&case)}}),
+        )
+        .await;
+    assert!(toks["data"].is_array(), "{toks}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_buffers_get_diagnostics_and_the_server_keeps_answering() {
+    let ws = corpus_copy();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    for (version, (stem, bytes, code)) in (1..).zip(hostile()) {
+        // LSP text is a JSON string: invalid UTF-8 cannot be sent, its lossy form can.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let path = case_path(ws.path(), &format!("{stem}.test.yaml"));
+        c.open(&path, &text, version).await;
+        let d = c.diagnostics(&path, version).await;
+        let codes: Vec<String> = summarize(&d).into_iter().map(|x| x.0).collect();
+        assert!(!codes.is_empty(), "{stem}: no diagnostics");
+        if !matches!(stem, "garbage" | "utf8") {
+            assert!(
+                codes.iter().any(|c| c.starts_with(code)),
+                "{stem}: {codes:?}"
+            );
+        }
+        // Requests on the hostile buffer answer (empty or not) instead of failing.
+        let pos =
+            json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 1, "character": 3}});
+        c.request("textDocument/hover", pos.clone()).await;
+        c.request("textDocument/completion", pos).await;
+        c.request(
+            "textDocument/foldingRange",
+            json!({"textDocument": {"uri": uri(&path)}}),
+        )
+        .await;
+        c.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri(&path)}}),
+        )
+        .await;
+    }
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
+    let ws = corpus_copy();
+    let mut c = Client::start();
+    let mut params = initialize_params(ws.path(), &[]);
+    params["capabilities"]["workspace"] =
+        json!({"didChangeWatchedFiles": {"dynamicRegistration": true}, "configuration": true});
+    let init = c.request("initialize", params).await;
+    // No executeCommandProvider until the runner integration lands.
+    assert!(
+        init["capabilities"].get("executeCommandProvider").is_none(),
+        "{init}"
+    );
+    c.notify("initialized", json!({})).await;
+    let mut registered = None;
+    let mut pulled = None;
+    while registered.is_none() || pulled.is_none() {
+        let m = c
+            .wait_for("a server request", |m| {
+                m.get("method").is_some() && m.get("id").is_some()
+            })
+            .await;
+        let result = match m["method"].as_str().unwrap() {
+            "client/registerCapability" => {
+                registered = Some(m["params"].clone());
+                Value::Null
+            }
+            "workspace/configuration" => {
+                pulled = Some(m["params"].clone());
+                json!([{"inlayHints": {"lengthBudget": false}}])
+            }
+            other => panic!("unexpected request {other}"),
+        };
+        c.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": result}))
+            .await;
+    }
+    let reg = &registered.unwrap()["registrations"][0];
+    assert_eq!(reg["method"], "workspace/didChangeWatchedFiles");
+    let globs: Vec<&str> = reg["registerOptions"]["watchers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["globPattern"].as_str().unwrap())
+        .collect();
+    assert!(
+        globs.contains(&"**/workflows/*/workflow.yaml") && globs.contains(&"**/*.test.yaml"),
+        "{globs:?}"
+    );
+    assert_eq!(pulled.unwrap()["items"][0]["section"], "wfx");
+    // A watched-file change rechecks open documents.
+    let case = case_path(ws.path(), "watched.test.yaml");
+    c.open(
+        &case,
+        "title: Watched\ndescription: Rechecked on a disk change.\nsteps:\n  - sned: x\n",
+        1,
+    )
+    .await;
+    c.diagnostics(&case, 1).await;
+    let spec = uri(&ws.path().join("workflows/order-lookup/workflow.yaml"));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": spec, "type": 2}]}),
+    )
+    .await;
+    let d = c.diagnostics(&case, 1).await;
+    assert_eq!(summarize(&d).len(), 1);
+    c.shutdown().await;
+}
