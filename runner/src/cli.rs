@@ -57,7 +57,8 @@ pub struct TestOptions {
     pub bail: bool,
     /// More narration (accepted; the narration is already complete).
     pub verbose: bool,
-    /// The JavaScript sandbox; `None` runs with `NoScriptHost` (hooks and scripts fail
+    /// The JavaScript sandbox; `None` runs with [`crate::sandbox::QuickJsHost`] (pass a factory of
+    /// `NoScriptHost` to run without one: hooks and scripts then fail
     /// their step with a "was not executed" error).
     pub script_host: Option<ScriptHostFactory>,
 }
@@ -230,7 +231,7 @@ pub fn run_cli_with(
     let make_host = move || -> Box<dyn ScriptHost> {
         match &host_factory {
             Some(f) => (f.0)(),
-            None => Box::new(crate::script_host::NoScriptHost),
+            None => Box::new(crate::sandbox::QuickJsHost::default()),
         }
     };
     let mut runs: Vec<SuiteRun> = Vec::new();

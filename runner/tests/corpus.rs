@@ -167,6 +167,9 @@ fn without_a_sandbox_hooked_cases_fail_clearly_and_the_rest_pass() {
     let (code, out, err) = run(&TestOptions {
         skip_grades: true,
         json: true,
+        script_host: Some(ScriptHostFactory(Arc::new(|| {
+            Box::new(wfx_runner::script_host::NoScriptHost)
+        }))),
         ..Default::default()
     });
     assert_eq!(code, 1, "{err}");
@@ -190,6 +193,23 @@ fn without_a_sandbox_hooked_cases_fail_clearly_and_the_rest_pass() {
             assert_eq!(r["verdict"]["failures"][0], error);
         }
     }
+}
+
+#[test]
+fn with_the_quickjs_sandbox_every_example_case_passes() {
+    // The default host runs the real JavaScript hooks of the example workflow.
+    let (code, out, err) = run(&TestOptions {
+        skip_grades: true,
+        json: true,
+        ..Default::default()
+    });
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 9, "{err}");
+    for r in results {
+        assert_eq!(r["verdict"]["status"], "passed", "{r:#}\n{err}");
+    }
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]

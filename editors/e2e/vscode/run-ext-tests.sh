@@ -18,7 +18,9 @@ export EXT_DEV
 # The extension host does not reliably inherit PATH (the server resolves a login-shell environment), so the
 # server comes from the workspace's wfx.server.path setting here; the UI smoke sets it in user settings.
 mkdir -p "$WORKSPACE_DIR/.vscode"
-printf '{\n  "wfx.server.path": "%s",\n  "editor.inlayHints.enabled": "on"\n}\n' "$WFX_SHIM" > "$WORKSPACE_DIR/.vscode/settings.json"
+# Word-based suggestions would answer the completion checks from words elsewhere in the file: off.
+printf '{\n  "wfx.server.path": "%s",\n  "editor.inlayHints.enabled": "on",\n  "editor.wordBasedSuggestions": "off"\n}\n' \
+  "$WFX_SHIM" > "$WORKSPACE_DIR/.vscode/settings.json"
 . "$HERE/env.sh" || { e2e_finish 2; exit 2; }
 run_suite() { # label; env for the server and the suite
   local label=$1 rc

@@ -13,6 +13,8 @@
 //! lands on main.
 
 mod check;
+mod host;
+pub use host::QuickJsHost;
 mod engine;
 mod source;
 
