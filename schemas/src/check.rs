@@ -6,6 +6,9 @@
 //! rules (FORMAT §A or §B) → cross-file rules (FORMAT §B.10, §D). A syntax error stops the
 //! pipeline for that file, as the reference's loader does (FORMAT §A.0, §B.0).
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use crate::diagnostics::{self, Diagnostic, sort_diagnostics};
 use crate::files::{FileAccess, FileError, join};
 use crate::model::workflow::Workflow;
@@ -33,12 +36,78 @@ pub struct WorkflowInfo {
 pub fn load_workflow(fs: &dyn FileAccess, dir: &WorkflowDir) -> Option<WorkflowInfo> {
     let path = dir.spec_path();
     let text = fs.read_text(&path).ok()?;
+    Some(build_workflow_info(dir, path, text))
+}
+
+/// A memo of loaded `workflow.yaml` files keyed by path: an entry is reused while the file's
+/// text is unchanged (compared in full, so an edited editor buffer is never served stale).
+/// A `check` run builds one so every case of a workflow shares one parse; the server keeps
+/// one for its lifetime. Thread-safe; a poisoned lock is recovered, never a panic.
+#[derive(Debug, Default)]
+pub struct WorkflowCache {
+    entries: std::sync::Mutex<BTreeMap<String, Arc<WorkflowInfo>>>,
+}
+
+impl WorkflowCache {
+    /// A new, empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The loaded `workflow.yaml` of `dir`, parsed at most once per distinct text; `None`
+    /// when the file is missing or unreadable.
+    pub fn load(&self, fs: &dyn FileAccess, dir: &WorkflowDir) -> Option<Arc<WorkflowInfo>> {
+        let path = dir.spec_path();
+        let text = fs.read_text(&path).ok()?;
+        self.load_text(dir, &path, text)
+    }
+
+    fn load_text(&self, dir: &WorkflowDir, path: &str, text: String) -> Option<Arc<WorkflowInfo>> {
+        let mut map = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(info) = map.get(path) {
+            if info.text == text {
+                return Some(Arc::clone(info));
+            }
+        }
+        let info = Arc::new(build_workflow_info(dir, path.to_owned(), text));
+        map.insert(path.to_owned(), Arc::clone(&info));
+        Some(info)
+    }
+}
+
+fn build_workflow_info(dir: &WorkflowDir, path: String, text: String) -> WorkflowInfo {
     let parsed = yaml::parse(&text);
     let model = match parsed.documents.first() {
-        Some(root) if root.as_map().is_some() && !parsed.has_syntax_error() => Some(Workflow::from_node(root)),
+        Some(root) if root.as_map().is_some() && !parsed.has_syntax_error() => {
+            Some(Workflow::from_node(root))
+        }
         _ => None,
     };
-    Some(WorkflowInfo { dir: dir.clone(), path, text, parsed, model })
+    WorkflowInfo { dir: dir.clone(), path, text, parsed, model }
+}
+
+/// What one check run shares between files: the file access, the workflow cache and the
+/// workspace's workflow slugs per root (listed once per run).
+struct Ctx<'a> {
+    fs: &'a dyn FileAccess,
+    cache: &'a WorkflowCache,
+    slugs: std::cell::RefCell<BTreeMap<String, Vec<String>>>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(fs: &'a dyn FileAccess, cache: &'a WorkflowCache) -> Self {
+        Self { fs, cache, slugs: std::cell::RefCell::new(BTreeMap::new()) }
+    }
+
+    fn workflow_slugs(&self, root: &str) -> Vec<String> {
+        if let Some(s) = self.slugs.borrow().get(root) {
+            return s.clone();
+        }
+        let list: Vec<String> =
+            workspace::discover_workflows(self.fs, root).into_iter().map(|w| w.slug).collect();
+        self.slugs.borrow_mut().insert(root.to_owned(), list.clone());
+        list
+    }
 }
 
 /// Reads a file as text, turning failures into a diagnostic at the top of the file.
@@ -64,12 +133,18 @@ fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
 /// Diagnostics of one file, cross-file rules included. Files that are not a workflow spec,
 /// a case, an agent script or `WORKFLOW.md` get none. `path` is workspace-relative.
 pub fn check_file(fs: &dyn FileAccess, path: &str) -> Vec<Diagnostic> {
-    let mut out = match fs.read(path) {
-        Ok(_) => check_file_inner(fs, path),
-        Err(_) => match read(fs, path) {
+    let cache = WorkflowCache::new();
+    check_file_in(&Ctx::new(fs, &cache), path)
+}
+
+fn check_file_in(ctx: &Ctx<'_>, path: &str) -> Vec<Diagnostic> {
+    let fs = ctx.fs;
+    let mut out = match workspace::classify(path) {
+        FileKind::Other => match read(fs, path) {
             Err(d) => vec![d],
             Ok(_) => Vec::new(),
         },
+        _ => check_file_inner(ctx, path),
     };
     out.retain(|d| d.file == path);
     sort_diagnostics(&mut out);
@@ -78,20 +153,32 @@ pub fn check_file(fs: &dyn FileAccess, path: &str) -> Vec<Diagnostic> {
 
 /// Diagnostics of one file's given text (an editor buffer), cross-file rules included.
 pub fn check_text(fs: &dyn FileAccess, path: &str, text: &str) -> Vec<Diagnostic> {
-    let mut out = check_kind(fs, path, text, &workspace::classify(path));
+    check_text_cached(fs, &WorkflowCache::new(), path, text)
+}
+
+/// [`check_text`] with a long-lived [`WorkflowCache`] (the server's), so a keystroke in a
+/// case does not re-parse its unchanged `workflow.yaml`.
+pub fn check_text_cached(
+    fs: &dyn FileAccess,
+    cache: &WorkflowCache,
+    path: &str,
+    text: &str,
+) -> Vec<Diagnostic> {
+    let ctx = Ctx::new(fs, cache);
+    let mut out = check_kind(&ctx, path, text, &workspace::classify(path));
     out.retain(|d| d.file == path);
     sort_diagnostics(&mut out);
     out
 }
 
-fn check_file_inner(fs: &dyn FileAccess, path: &str) -> Vec<Diagnostic> {
+fn check_file_inner(ctx: &Ctx<'_>, path: &str) -> Vec<Diagnostic> {
     let kind = workspace::classify(path);
     if kind == FileKind::Other {
         return Vec::new();
     }
-    match read(fs, path) {
+    match read(ctx.fs, path) {
         Err(d) => vec![d],
-        Ok(text) => check_kind(fs, path, &text, &kind),
+        Ok(text) => check_kind(ctx, path, &text, &kind),
     }
 }
 
@@ -107,7 +194,8 @@ pub fn parse_and_report(path: &str, text: &str, out: &mut Vec<Diagnostic>) -> (P
     (parsed, Some(root))
 }
 
-fn check_kind(fs: &dyn FileAccess, path: &str, text: &str, kind: &FileKind) -> Vec<Diagnostic> {
+fn check_kind(ctx: &Ctx<'_>, path: &str, text: &str, kind: &FileKind) -> Vec<Diagnostic> {
+    let fs = ctx.fs;
     let mut out = Vec::new();
     match kind {
         FileKind::Other => {}
@@ -132,23 +220,23 @@ fn check_kind(fs: &dyn FileAccess, path: &str, text: &str, kind: &FileKind) -> V
                 out.extend(doc);
                 if root.as_map().is_some() {
                     let case = crate::model::case::Case::from_node(&root);
-                    let wf = load_workflow(fs, dir);
-                    let ctx = rules::case_cross::CaseContext {
+                    let wf = ctx.cache.load(fs, dir);
+                    let case_ctx = rules::case_cross::CaseContext {
                         fs,
                         dir,
-                        workflow: wf.as_ref(),
-                        workflow_slugs: workspace::discover_workflows(fs, &dir.root).into_iter().map(|w| w.slug).collect(),
+                        workflow: wf.as_deref(),
+                        workflow_slugs: ctx.workflow_slugs(&dir.root),
                         document_parses: parses,
                     };
-                    out.extend(rules::case_cross::check_case(&ctx, path, &case));
+                    out.extend(rules::case_cross::check_case(&case_ctx, path, &case));
                 }
             }
         }
         FileKind::AgentScript(dir) => {
             let (_, root) = parse_and_report(path, text, &mut out);
             if let Some(root) = root {
-                let wf = load_workflow(fs, dir);
-                out.extend(rules::agent::check_document(path, &root, wf.as_ref().and_then(|w| w.model.as_ref())));
+                let wf = ctx.cache.load(fs, dir);
+                out.extend(rules::agent::check_document(path, &root, wf.as_deref().and_then(|w| w.model.as_ref())));
             }
         }
     }
@@ -158,22 +246,28 @@ fn check_kind(fs: &dyn FileAccess, path: &str, text: &str, kind: &FileKind) -> V
 /// Diagnostics of a workflow folder: `workflow.yaml` (or its absence), `WORKFLOW.md`, every
 /// case and every agent script (FORMAT §D.2).
 pub fn check_workflow_dir(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnostic> {
+    let cache = WorkflowCache::new();
+    check_workflow_dir_in(&Ctx::new(fs, &cache), dir)
+}
+
+fn check_workflow_dir_in(ctx: &Ctx<'_>, dir: &WorkflowDir) -> Vec<Diagnostic> {
+    let fs = ctx.fs;
     let mut out = Vec::new();
     let spec = dir.spec_path();
     if fs.is_file(&spec) {
-        out.extend(check_file_inner(fs, &spec));
+        out.extend(check_file_inner(ctx, &spec));
     } else {
         out.extend(rules::workflow_cross::missing_workflow(dir));
     }
     let md = join(&dir.dir(), "WORKFLOW.md");
     if fs.is_file(&md) {
-        out.extend(check_file_inner(fs, &md));
+        out.extend(check_file_inner(ctx, &md));
     }
     for case in workspace::discover_cases(fs, dir) {
-        out.extend(check_file_inner(fs, &case));
+        out.extend(check_file_inner(ctx, &case));
     }
     for script in workspace::discover_agent_scripts(fs, dir) {
-        out.extend(check_file_inner(fs, &script));
+        out.extend(check_file_inner(ctx, &script));
     }
     sort_diagnostics(&mut out);
     out
@@ -181,9 +275,11 @@ pub fn check_workflow_dir(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnos
 
 /// Diagnostics of every workflow under `<root>/workflows/`.
 pub fn check_workspace(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
+    let cache = WorkflowCache::new();
+    let ctx = Ctx::new(fs, &cache);
     let mut out = Vec::new();
     for wf in workspace::discover_workflows(fs, root) {
-        out.extend(check_workflow_dir(fs, &wf));
+        out.extend(check_workflow_dir_in(&ctx, &wf));
     }
     sort_diagnostics(&mut out);
     out
@@ -223,6 +319,8 @@ pub fn resolve_target(fs: &dyn FileAccess, path: &str) -> Option<Target> {
 /// Diagnostics of `check` targets; `Err` names a path that does not exist. Files counted
 /// are returned with the diagnostics.
 pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<(Vec<Diagnostic>, usize), String> {
+    let cache = WorkflowCache::new();
+    let ctx = Ctx::new(fs, &cache);
     let mut out = Vec::new();
     let mut files = std::collections::BTreeSet::new();
     for p in paths {
@@ -232,14 +330,14 @@ pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<(Vec<Diagnos
             Target::Workflow(d) => vec![d.clone()],
             Target::File(f) => {
                 files.insert(f.clone());
-                out.extend(check_file(fs, f));
+                out.extend(check_file_in(&ctx, f));
                 Vec::new()
             }
             Target::Folder(dir) => {
                 for f in crate::files::walk(fs, dir) {
                     if workspace::classify(&f) != FileKind::Other {
                         files.insert(f.clone());
-                        out.extend(check_file(fs, &f));
+                        out.extend(check_file_in(&ctx, &f));
                     }
                 }
                 Vec::new()
@@ -250,7 +348,7 @@ pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<(Vec<Diagnos
             for c in workspace::discover_cases(fs, &d).into_iter().chain(workspace::discover_agent_scripts(fs, &d)) {
                 files.insert(c);
             }
-            out.extend(check_workflow_dir(fs, &d));
+            out.extend(check_workflow_dir_in(&ctx, &d));
         }
     }
     sort_diagnostics(&mut out);

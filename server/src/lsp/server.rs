@@ -60,6 +60,9 @@ pub struct Session {
     pub configuration: bool,
     /// The `wfx` settings.
     pub settings: Settings,
+    /// Parsed `workflow.yaml` files, reused while their text is unchanged, so a keystroke in
+    /// a case does not re-parse its workflow.
+    pub workflows: Arc<wfx_schemas::check::WorkflowCache>,
 }
 
 impl Session {
@@ -107,6 +110,7 @@ impl Session {
                 .and_then(|d| d.dynamic_registration)
                 .unwrap_or(false),
             configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
+            workflows: Arc::default(),
             settings: p
                 .initialization_options
                 .as_ref()
@@ -209,7 +213,7 @@ pub fn document_diagnostics(
     s: &Session,
 ) -> Vec<lsp::Diagnostic> {
     let core = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        wfx_schemas::check::check_text(fs, &loc.rel, &snap.text)
+        wfx_schemas::check::check_text_cached(fs, &s.workflows, &loc.rel, &snap.text)
     }))
     .unwrap_or_else(|p| {
         let msg = panic_message(p.as_ref());
