@@ -301,7 +301,7 @@ pub fn parse(text: &str) -> Parsed {
                 out.issues.push(YamlIssue {
                     kind: YamlIssueKind::Syntax,
                     range: TextRange::new(at, end),
-                    message: format!("invalid YAML: {}", e.info()),
+                    message: syntax_message(e.info()),
                     related: None,
                 });
                 return out;
@@ -436,6 +436,16 @@ pub fn parse(text: &str) -> Parsed {
         }
     }
     out
+}
+
+/// Our wording of a saphyr scan error. saphyr counts flow nesting in a `u8`, so a 256th
+/// level of `[`/`{` stops the scan with "recursion limit exceeded"; say what that means.
+fn syntax_message(info: &str) -> String {
+    if info == "recursion limit exceeded" {
+        "invalid YAML: flow collections (`[…]`, `{…}`) are nested deeper than 255 levels".into()
+    } else {
+        format!("invalid YAML: {info}")
+    }
 }
 
 /// `range` without trailing whitespace (never shorter than empty).
