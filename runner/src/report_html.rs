@@ -152,6 +152,12 @@ fn suite(o: &mut String, si: usize, run: &SuiteRun, fs: &dyn FileAccess) {
     for (ci, case) in run.cases.iter().enumerate() {
         let r = &case.result;
         let count = |s: RecordStatus| r.records.iter().filter(|x| x.status == s).count();
+        let skipped_grades = r.records.iter().filter(|x| is_skipped_grade(x)).count();
+        let grades = if skipped_grades > 0 {
+            format!(", {skipped_grades} grade skipped")
+        } else {
+            String::new()
+        };
         let title = r
             .title
             .as_deref()
@@ -159,15 +165,15 @@ fn suite(o: &mut String, si: usize, run: &SuiteRun, fs: &dyn FileAccess) {
             .unwrap_or_default();
         let _ = writeln!(
             o,
-            "<tr class=\"{}\"><td><a href=\"#{}\"><code>{}</code></a>{title}</td><td>{}</td><td class=\"flow\">{}</td><td>{} passed, {} failed, {} not executed</td><td class=\"num\">{}</td></tr>",
+            "<tr class=\"{}\"><td><a href=\"#{}\"><code>{}</code></a>{title}</td><td>{}</td><td class=\"flow\">{}</td><td>{} passed, {} failed, {} not executed{grades}</td><td class=\"num\">{}</td></tr>",
             verdict_class(r.verdict.status),
             case_anchor(si, ci),
             esc(&r.id),
             verdict_badge(r.verdict.status),
-            esc(&case.flow),
+            flow_html(&case.flow),
             count(RecordStatus::Passed),
             count(RecordStatus::Failed),
-            count(RecordStatus::NotExecuted),
+            count(RecordStatus::NotExecuted).saturating_sub(skipped_grades),
             case.duration_ms
         );
     }
@@ -265,7 +271,7 @@ fn case_section(
         let _ = writeln!(
             o,
             "<p class=\"flow\"><span class=\"label\">State flow</span> {}</p>",
-            esc(&case.flow)
+            flow_html(&case.flow)
         );
     }
     if let Some(reason) = &r.skip_reason {
@@ -470,6 +476,14 @@ fn embed_svg(svg: &str, prefix: &str, case_id: &str) -> String {
         .replace("startarrow", &format!("{prefix}startarrow"))
         .replace("endarrow", &format!("{prefix}endarrow"))
         .replace(
+            "stroke=\"#1565c0ff\" stroke-width=\"1\"",
+            "stroke=\"#1565c0ff\" stroke-width=\"3\"",
+        )
+        .replace(
+            "stroke-width=\"1\" stroke=\"#1565c0ff\"",
+            "stroke-width=\"3\" stroke=\"#1565c0ff\"",
+        )
+        .replace(
             "font-family: Times, serif",
             "font-family: system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif",
         )
@@ -492,6 +506,33 @@ fn embed_svg(svg: &str, prefix: &str, case_id: &str) -> String {
         }
     }
     s
+}
+
+/// The narration's state flow (`a → b ⏸`) with its end markers spelled out, since the
+/// marker glyphs (⏸ ⛔ ⚑) are missing from many system fonts: `parked`, `rejected`,
+/// `raised <code>`, `died`.
+fn flow_html(flow: &str) -> String {
+    let mut s = flow.trim_end().to_owned();
+    let mut tail = Vec::new();
+    if let Some(rest) = s.strip_suffix(" ✖") {
+        s = rest.to_owned();
+        tail.push("died".to_owned());
+    }
+    if let Some(rest) = s.strip_suffix(" ⏸") {
+        s = rest.to_owned();
+        tail.insert(0, "parked".to_owned());
+    } else if let Some(rest) = s.strip_suffix(" ⛔") {
+        s = rest.to_owned();
+        tail.insert(0, "rejected".to_owned());
+    } else if let Some((head, code)) = s.rsplit_once(" ⚑ ") {
+        tail.insert(0, format!("raised {code}"));
+        s = head.to_owned();
+    }
+    let mut out = esc(&s);
+    for t in tail {
+        let _ = write!(out, " <span class=\"end\">{}</span>", esc(&t));
+    }
+    out
 }
 
 fn counts_html(c: Counts) -> String {
@@ -669,25 +710,26 @@ details.states{margin:10px 0}details.states summary{cursor:pointer;font-weight:6
 details.case{background:#fff;border:1px solid var(--line);border-left:6px solid var(--ok);border-radius:6px;margin:14px 0;padding:0}
 details.case.failed{border-left-color:var(--bad)}details.case.skipped{border-left-color:var(--skip)}
 details.case>summary{cursor:pointer;padding:10px 14px;font-size:15px;border-bottom:1px solid var(--line)}
-.case-body{display:grid;grid-template-columns:minmax(320px,1fr) minmax(360px,1.1fr);gap:18px;padding:12px 14px}
-@media (max-width:1000px){.case-body{grid-template-columns:1fr}}
+.case-body{padding:12px 14px}
 .desc{margin:0 0 6px}
 .label{display:inline-block;min-width:72px;color:var(--dim);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 p.flow{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 ol.steps{list-style:none;padding:0;margin:8px 0;counter-reset:step -1}
-ol.steps>li{counter-increment:step;padding:4px 6px 4px 34px;position:relative;border-bottom:1px dashed #e6e9ef}
+ol.steps>li{counter-increment:step;padding:4px 6px 4px 34px;position:relative;border-bottom:1px dashed #e6e9ef;display:grid;grid-template-columns:18px max-content 1fr max-content;gap:0 8px;align-items:baseline}
+ol.steps>li>ul.detail{grid-column:2/5}
 ol.steps>li::before{content:counter(step);position:absolute;left:4px;top:5px;font-size:11px;color:var(--dim);width:18px;text-align:right}
 .mark{display:inline-block;width:16px;text-align:center;font-weight:700}
 li.passed .mark{color:var(--ok)}li.failed .mark{color:var(--bad)}li.not-executed .mark{color:var(--skip)}li.action .mark{color:var(--lit)}
 li.not-executed{color:var(--skip)}li.failed{background:var(--badbg)}
 code.key{font-weight:600}
 .arg{word-break:break-word}
-.outcome{float:right;font-size:12px;color:var(--dim);margin-left:8px}li.failed .outcome{color:var(--bad);font-weight:600}
+.outcome{font-size:12px;color:var(--dim);white-space:nowrap}li.failed .outcome{color:var(--bad);font-weight:600}
 ul.detail{margin:4px 0 2px;padding-left:18px;color:var(--bad)}
 .error,.failures{border:1px solid #f1b6b0;background:var(--badbg);border-radius:4px;padding:8px 10px;margin:8px 0}
 .failures ul{margin:4px 0 0;padding-left:18px}
 .note{color:var(--dim);font-style:italic}
-figure.graph{margin:0;text-align:center}
+figure.graph{margin:10px 0 0;padding-top:10px;border-top:1px solid var(--line);text-align:center}
+.end{display:inline-block;font-size:11px;padding:0 6px;border-radius:3px;background:#eef1f5;border:1px solid var(--line);font-family:system-ui,sans-serif}
 svg.wf-graph{max-width:100%;height:auto;background:#fff}
 figcaption{font-size:12px;color:var(--dim);text-align:left;margin-top:6px}
 footer{margin-top:28px;color:var(--dim);font-size:12px}
@@ -717,6 +759,20 @@ mod tests {
     fn utc_renders_the_test_epoch() {
         assert_eq!(utc(1_767_225_600_000), "2026-01-01 00:00:00 UTC");
         assert_eq!(utc(951_827_696_000), "2000-02-29 12:34:56 UTC");
+    }
+
+    #[test]
+    fn flow_end_markers_are_spelled_out() {
+        assert_eq!(
+            flow_html("a → b ⏸"),
+            "a → b <span class=\"end\">parked</span>"
+        );
+        assert_eq!(flow_html("a ⛔"), "a <span class=\"end\">rejected</span>");
+        assert_eq!(
+            flow_html("a ⚑ <x> ✖"),
+            "a <span class=\"end\">raised &lt;x&gt;</span> <span class=\"end\">died</span>"
+        );
+        assert_eq!(flow_html("a → b"), "a → b");
     }
 
     #[test]

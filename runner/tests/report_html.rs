@@ -60,10 +60,6 @@ fn report(ws: &Path) -> (i32, String) {
             String::from_utf8_lossy(&se)
         )
     });
-    if let Ok(dir) = std::env::var("WFX_REPORT_HTML_OUT") {
-        // Lets the browser check (check-report.sh) reuse exactly this file.
-        std::fs::write(Path::new(&dir).join("report.html"), &html).unwrap();
-    }
     (code, html)
 }
 
@@ -92,6 +88,10 @@ fn attr_values<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
 fn example_suite_report_has_every_case_with_its_graph_and_nothing_external() {
     let ws = corpus();
     let (code, html) = report(&ws);
+    if let Ok(file) = std::env::var("WFX_REPORT_HTML_OUT") {
+        // The browser check (check-report.sh --example) loads exactly this file.
+        std::fs::write(&file, &html).unwrap();
+    }
     assert_eq!(code, 0, "the example suite passes");
     let ids = case_ids(&ws);
     assert_eq!(ids.len(), 9, "{ids:?}");
@@ -214,8 +214,10 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A case whose title carries markup and whose structural assertion fails: the title is
+/// escaped, the failed step carries its detail, the steps after the halt are not executed.
 #[test]
-fn user_strings_are_escaped() {
+fn failing_case_with_markup_in_its_title_is_escaped_and_detailed() {
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(&corpus(), tmp.path());
     let case = tmp
@@ -227,8 +229,37 @@ fn user_strings_are_escaped() {
         "title: \"<script>alert('t')</script> & <img src=x onerror=alert(1)>\"",
     );
     assert!(text.contains("<script>"));
+    let text = text.replace(
+        "  - reachedState: refund-review\n",
+        "  - reachedState: escalation\n",
+    );
+    assert!(text.contains("reachedState: escalation"));
     std::fs::write(&case, text).unwrap();
-    let (_, html) = report(tmp.path());
+    let (code, html) = report(tmp.path());
+    if let Ok(file) = std::env::var("WFX_REPORT_HTML_FAILING_OUT") {
+        std::fs::write(&file, &html).unwrap();
+    }
+    assert_eq!(code, 1);
+    assert!(html.contains("<span class=\"n failed\">1 failed</span>"));
+    let start = html.find("<details class=\"case failed\"").unwrap();
+    let section = &html[start..];
+    let section = &section[..section.find("</details>").unwrap()];
+    assert!(
+        section.contains("<li class=\"failed\"><span class=\"mark\" title=\"failed\">✖</span> <code class=\"key\">reachedState</code> <span class=\"arg\">escalation</span>"),
+        "{section}"
+    );
+    assert!(
+        section.contains("reachedState: "),
+        "failure detail shown: {section}"
+    );
+    assert!(
+        section.contains("<code class=\"key\">decide</code> <span class=\"arg\">"),
+        "{section}"
+    );
+    assert!(
+        section.matches("title=\"not executed\"").count() >= 3,
+        "reply, decide and succeeded after the halt: {section}"
+    );
     assert!(!html.contains("<script"), "unescaped title");
     assert!(!html.contains("<img"), "unescaped title");
     assert!(html.contains(
