@@ -36,7 +36,7 @@ impl std::fmt::Debug for ScriptHostFactory {
     }
 }
 
-/// Options of `wfx-lsp test [WORKFLOW|PATH] [FILTER] [--json] [--reporter junit|markdown]...
+/// Options of `wfx-lsp test [WORKFLOW|PATH] [FILTER] [--json] [--reporter junit|markdown|json|html]...
 /// [--out DIR] [--skip-grades] [--bail]`.
 #[derive(Clone, Debug, Default)]
 pub struct TestOptions {
@@ -47,7 +47,8 @@ pub struct TestOptions {
     /// Print the RunTestsResult JSON on stdout.
     pub json: bool,
     /// Extra reporters: `junit` (`junit.xml`), `markdown` (`report.md`), `json`
-    /// (`results.json`), written under `out_dir` (default `.wfx-test-results/`).
+    /// (`results.json`), `html` (`report.html`, see [`crate::report_html`]), written under
+    /// `out_dir` (default `.wfx-test-results/`).
     pub reporters: Vec<String>,
     /// Where reporters write; also gets one `history.jsonl` row per run.
     pub out_dir: Option<PathBuf>,
@@ -195,10 +196,10 @@ pub fn run_cli_with(
     stderr: &mut dyn Write,
 ) -> i32 {
     for r in &opts.reporters {
-        if !["junit", "markdown", "json"].contains(&r.as_str()) {
+        if !["junit", "markdown", "json", "html"].contains(&r.as_str()) {
             return usage(
                 stderr,
-                &format!("unknown reporter `{r}` (expected junit, markdown or json)"),
+                &format!("unknown reporter `{r}` (expected junit, markdown, json or html)"),
             );
         }
     }
@@ -309,7 +310,12 @@ pub fn run_cli_with(
                 .clone()
                 .unwrap_or_else(|| PathBuf::from(".wfx-test-results")),
         );
-        if let Err(e) = write_reports(&out, &opts.reporters, &runs, started, duration) {
+        let meta = crate::report_html::HtmlMeta {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_ms: started,
+            duration_ms: duration,
+        };
+        if let Err(e) = write_reports(&out, &opts.reporters, &runs, &fs, &meta) {
             let _ = writeln!(
                 stderr,
                 "Error: cannot write reports to {}: {e}",
@@ -325,8 +331,8 @@ fn write_reports(
     out: &Path,
     reporters: &[String],
     runs: &[SuiteRun],
-    started: u64,
-    duration: u64,
+    fs: &dyn FileAccess,
+    meta: &crate::report_html::HtmlMeta,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     for r in reporters {
@@ -340,6 +346,10 @@ fn write_reports(
                 report::markdown(&mut buf, runs)?;
                 "report.md"
             }
+            "html" => {
+                crate::report_html::html(&mut buf, runs, fs, meta)?;
+                "report.html"
+            }
             _ => {
                 let v: Vec<_> = runs.iter().map(|r| &r.result).collect();
                 buf = serde_json::to_vec_pretty(&v).map_err(std::io::Error::other)?;
@@ -349,7 +359,7 @@ fn write_reports(
         };
         std::fs::write(out.join(name), buf)?;
     }
-    let row = serde_json::to_string(&report::history_row(runs, started, duration))
+    let row = serde_json::to_string(&report::history_row(runs, meta.started_ms, meta.duration_ms))
         .map_err(std::io::Error::other)?;
     let mut f = std::fs::OpenOptions::new()
         .create(true)

@@ -22,7 +22,7 @@ use crate::clock::Clock;
 use crate::grade::{GradePolicy, Judge, unavailable_reason};
 use crate::matching::{deep_equal, js_number, partial_match, resolve_path};
 use crate::script_host::ScriptHost;
-use crate::sim::{Session, SessionView, SimConfig, SimError, Simulator, Status};
+use crate::sim::{Session, SessionView, SimConfig, SimError, Simulator, Status, TrailStep};
 
 /// A record's status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -114,6 +114,9 @@ pub struct CaseRun {
     pub flow: String,
     /// Wall time by the run's clock, ms.
     pub duration_ms: u64,
+    /// The session's audit trail (FORMAT §E.2), each step with the index (into the case's
+    /// `steps`) of the action during which it was recorded; empty when the case did not run.
+    pub trail: Vec<(usize, TrailStep)>,
 }
 
 /// What one case run needs.
@@ -683,14 +686,15 @@ pub fn run_case<'h>(
     judge: Option<&'h mut dyn Judge>,
 ) -> CaseRun {
     let started = env.clock.now_ms();
-    let finish = |result: CaseResult, flow: String| CaseRun {
+    let finish = |result: CaseResult, flow: String, trail: Vec<(usize, TrailStep)>| CaseRun {
         path: path.to_owned(),
         result,
         flow,
         duration_ms: env.clock.now_ms().saturating_sub(started),
+        trail,
     };
     if let Some(msg) = parse_errors(env.fs, path) {
-        return finish(unparsed_result(path, msg), String::new());
+        return finish(unparsed_result(path, msg), String::new(), Vec::new());
     }
     let text = match env.fs.read_text(path) {
         Ok(t) => t,
@@ -698,6 +702,7 @@ pub fn run_case<'h>(
             return finish(
                 unparsed_result(path, format!("missing test file '{path}'")),
                 String::new(),
+                Vec::new(),
             );
         }
     };
@@ -709,6 +714,7 @@ pub fn run_case<'h>(
                 format!("{path}: a test case is a YAML mapping (title, description, steps, ...)"),
             ),
             String::new(),
+            Vec::new(),
         );
     };
     let case = Case::from_node(root);
@@ -732,13 +738,14 @@ pub fn run_case<'h>(
     if let Some(skip) = &case.skip {
         result.verdict.status = VerdictStatus::Skipped;
         result.skip_reason = Some(skip.value.clone());
-        return finish(result, String::new());
+        return finish(result, String::new(), Vec::new());
     }
     result.session_id = Some(format!(
         "test-default-test-run-{started}-{}",
         path.replace('/', "-")
     ));
     let mut flow = String::new();
+    let mut trail = Vec::new();
     let outcome = drive(
         env,
         path,
@@ -748,6 +755,7 @@ pub fn run_case<'h>(
         judge,
         &mut result.records,
         &mut flow,
+        &mut trail,
     );
     match outcome {
         Ok(()) => result.verdict = reduce_verdict(&result.records),
@@ -769,7 +777,7 @@ pub fn run_case<'h>(
             result.error = Some(message);
         }
     }
-    finish(result, flow)
+    finish(result, flow, trail)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -782,6 +790,7 @@ fn drive<'h>(
     judge: Option<&'h mut dyn Judge>,
     records: &mut Vec<Record>,
     flow: &mut String,
+    trail: &mut Vec<(usize, TrailStep)>,
 ) -> Result<(), SimError> {
     // Materialize seeds (FORMAT §B.8).
     let tests_dir = env.dir.tests_dir();
@@ -851,6 +860,9 @@ fn drive<'h>(
             _ => None,
         };
         if let Some(r) = acted {
+            let recorded = sim.session.trail.iter().skip(trail.len());
+            let tagged: Vec<_> = recorded.map(|t| (step.index, t.clone())).collect();
+            trail.extend(tagged);
             if let Err(e) = r {
                 result = Err(e);
                 break;

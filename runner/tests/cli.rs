@@ -240,7 +240,7 @@ fn filters_disabled_suites_and_usage_errors() {
         "{err}"
     );
     let (code, _, _) = run(&TestOptions {
-        reporters: vec!["html".into()],
+        reporters: vec!["pdf".into()],
         ..shop(true)
     });
     assert_eq!(code, 2);
