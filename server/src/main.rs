@@ -47,7 +47,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Extra reporters (written under `--out`).
-        #[arg(long, value_parser = ["junit", "markdown", "json"])]
+        #[arg(long, value_parser = ["junit", "markdown", "json", "html"])]
         reporter: Vec<String>,
         /// Where reporters write.
         #[arg(long)]
