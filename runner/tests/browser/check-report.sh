@@ -10,7 +10,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
-TOOLS=${PLAYWRIGHT_DIR:-$ROOT/target/e2e-tools}
+TOOLS=${PLAYWRIGHT_DIR:-$ROOT/target/e2e-tools/report-check}
 
 if [ "${1:-}" = "--example" ]; then
   # The example suite's report, written by the Rust structure test itself.
