@@ -16,13 +16,13 @@
 
 use std::collections::BTreeSet;
 
+use wfx_runner::interpret::CaseRun;
+use wfx_runner::sandbox::{check_hook_scripts, check_skill_scripts};
 use wfx_schemas::check::{Target, resolve_target};
 use wfx_schemas::diagnostics::{Diagnostic, sort_diagnostics};
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::graph::{CasePath, START};
 use wfx_schemas::workspace::{self, FileKind, WorkflowDir};
-use wfx_runner::interpret::CaseRun;
-use wfx_runner::sandbox::{check_hook_scripts, check_skill_scripts};
 
 /// The workflow folder of a hook script path (`<root>/workflows/<slug>/hooks/…`).
 fn hook_dir(path: &str) -> Option<WorkflowDir> {
@@ -106,7 +106,11 @@ pub fn case_path(run: &CaseRun) -> CasePath {
         }
         path.reached.entry(t.to.clone()).or_insert(*step);
         // A trigger entry always comes from `__start__`.
-        let from = if t.kind == "trigger" { START.to_owned() } else { at };
+        let from = if t.kind == "trigger" {
+            START.to_owned()
+        } else {
+            at
+        };
         path.edges.push((from, t.to.clone()));
         at = t.to.clone();
     }

@@ -86,7 +86,12 @@ fn resolve(target: Option<&str>, cwd: &Path) -> Result<Resolved, String> {
     let Some(target) = target else {
         return in_root(cwd);
     };
-    if !target.contains('/') && cwd.join("workflows").join(target).join("workflow.yaml").is_file()
+    if !target.contains('/')
+        && cwd
+            .join("workflows")
+            .join(target)
+            .join("workflow.yaml")
+            .is_file()
     {
         return Ok(Resolved {
             root: cwd.to_path_buf(),
@@ -131,7 +136,8 @@ fn resolve(target: Option<&str>, cwd: &Path) -> Result<Resolved, String> {
 /// through the graph.
 pub fn run_case_path(fs: &dyn FileAccess, case: &str) -> Result<CasePath, String> {
     let clock = SystemClock;
-    let make_host = || -> Box<dyn ScriptHost> { Box::new(wfx_runner::sandbox::QuickJsHost::default()) };
+    let make_host =
+        || -> Box<dyn ScriptHost> { Box::new(wfx_runner::sandbox::QuickJsHost::default()) };
     let mut ro = RunOptions::new(fs, &clock);
     ro.grades = GradePolicy {
         skip: true,
@@ -143,7 +149,11 @@ pub fn run_case_path(fs: &dyn FileAccess, case: &str) -> Result<CasePath, String
 }
 
 /// The rendered graph in `format`, with `path` lit.
-pub fn render(graph: &Graph, format: GraphFormat, path: Option<&CasePath>) -> Result<String, String> {
+pub fn render(
+    graph: &Graph,
+    format: GraphFormat,
+    path: Option<&CasePath>,
+) -> Result<String, String> {
     Ok(match format {
         GraphFormat::Svg => graph.to_svg(path)?,
         GraphFormat::Mermaid => graph.to_mermaid(path),

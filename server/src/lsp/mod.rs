@@ -32,14 +32,13 @@ where
 {
     let shutdown = Arc::new(AtomicBool::new(false));
     let flag = shutdown.clone();
-    let (service, socket) =
-        LspService::build(move |client| server::Server::new(client, flag))
-            .custom_method("wfx/graph", server::Server::graph)
-            .custom_method(
-                "window/workDoneProgress/cancel",
-                server::Server::progress_cancel,
-            )
-            .finish();
+    let (service, socket) = LspService::build(move |client| server::Server::new(client, flag))
+        .custom_method("wfx/graph", server::Server::graph)
+        .custom_method(
+            "window/workDoneProgress/cancel",
+            server::Server::progress_cancel,
+        )
+        .finish();
     tower_lsp_server::Server::new(input, output, socket)
         .concurrency_level(1)
         .serve(service)

@@ -214,7 +214,10 @@ pub fn run_external(
         if started.elapsed() > timeout {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("`{program}` timed out after {} s", timeout.as_secs()));
+            return Err(format!(
+                "`{program}` timed out after {} s",
+                timeout.as_secs()
+            ));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -372,9 +375,16 @@ mod tests {
         let labels: Vec<String> = a.iter().map(|s| s.mark.label()).collect();
         assert_eq!(
             labels,
-            ["✔ passed", "✖ failed: reachedState: wanted a", "○ not executed"]
+            [
+                "✔ passed",
+                "✖ failed: reachedState: wanted a",
+                "○ not executed"
+            ]
         );
-        assert_eq!(&CASE[..a[0].hint_at as usize], "title: t\nsteps:\n  - send: hi");
+        assert_eq!(
+            &CASE[..a[0].hint_at as usize],
+            "title: t\nsteps:\n  - send: hi"
+        );
         assert_eq!(verdict_title(&o, &a), "✖ failed · 1/3 steps · 3 ms");
     }
 

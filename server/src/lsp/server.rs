@@ -513,7 +513,13 @@ impl Server {
                 format!("wfx-run-{}", st.next)
             };
             let tok = lsp::ProgressToken::String(t.clone());
-            if self.client.create_work_done_progress(tok.clone()).await.is_ok() {
+            // Bounded: a client that never answers must not stall the run.
+            let created = tokio::time::timeout(
+                std::time::Duration::from_secs(2),
+                self.client.create_work_done_progress(tok.clone()),
+            )
+            .await;
+            if matches!(created, Ok(Ok(()))) {
                 self.run_state().progress.insert(t, key.clone());
                 ptoken = Some(tok);
             }
@@ -537,8 +543,12 @@ impl Server {
         let mut failure = None;
         if let Some(command) = s.settings.runner_command.clone() {
             let filter = (cases.len() == 1).then(|| cases.first().cloned()).flatten();
-            let (root2, dir2, cancel2, skip) =
-                (root.clone(), dir.clone(), cancel.clone(), s.settings.runner_skip_grades);
+            let (root2, dir2, cancel2, skip) = (
+                root.clone(),
+                dir.clone(),
+                cancel.clone(),
+                s.settings.runner_skip_grades,
+            );
             let got = tokio::task::spawn_blocking(move || {
                 runs::run_external(
                     &command,
@@ -616,8 +626,10 @@ impl Server {
                     if let Some(p) = &o.path {
                         st.paths.insert(uri.as_str().to_owned(), p.clone());
                     }
-                    st.annotations
-                        .insert(uri.as_str().to_owned(), runs::Annotation { text, outcome: o });
+                    st.annotations.insert(
+                        uri.as_str().to_owned(),
+                        runs::Annotation { text, outcome: o },
+                    );
                     touched.push(uri);
                 }
             }
@@ -1184,9 +1196,7 @@ impl LanguageServer for Server {
                         padding_right: None,
                         data: None,
                     })
-                    .filter(|h| {
-                        h.position >= params.range.start && h.position <= params.range.end
-                    })
+                    .filter(|h| h.position >= params.range.start && h.position <= params.range.end)
                     .collect::<Vec<_>>()
             })?;
             hints.extend(run_hints);
@@ -1440,9 +1450,7 @@ impl LanguageServer for Server {
         match (params.command.as_str(), uri) {
             (runs::RUN_CASE, Some(uri)) => self.start_run(&uri, false).map(|()| None),
             (runs::RUN_ALL_CASES, Some(uri)) => self.start_run(&uri, true).map(|()| None),
-            (runs::CANCEL_RUN, Some(uri)) => {
-                Ok(Some(Value::Bool(self.cancel_run(uri.as_str()))))
-            }
+            (runs::CANCEL_RUN, Some(uri)) => Ok(Some(Value::Bool(self.cancel_run(uri.as_str())))),
             (c, _) if super::commands::COMMANDS.contains(&c) => {
                 Err(Error::invalid_params(format!("`{c}` takes a document URI")))
             }
