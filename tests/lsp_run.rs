@@ -1,0 +1,384 @@
+//! Running cases from the editor, end to end over the in-process server (issue 4 item 7,
+//! issue 7 item 3): the "▶ Run case" lens, `wfx.runCase` in the background with work-done
+//! progress, the annotations it leaves (per-step inlay hints, the verdict lens, `wfx-run`
+//! diagnostics on failed steps, `○ not executed` after a halt — FORMAT §B.5, §C.3), edits
+//! clearing them, the external runner command (a fake script printing canned JSON) and
+//! the `wfx/graph` request.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::*;
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
+use tokio::sync::mpsc;
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+struct Client {
+    w: WriteHalf<DuplexStream>,
+    rx: mpsc::UnboundedReceiver<Value>,
+    next_id: i64,
+    /// Methods of the server's requests to us, in order.
+    server_requests: Vec<String>,
+    /// Every message received, in order.
+    seen: Vec<Value>,
+}
+
+async fn read_frame_async(r: &mut BufReader<ReadHalf<DuplexStream>>) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.trim_end().strip_prefix("Content-Length: ") {
+            len = Some(v.parse::<usize>().unwrap());
+        }
+    }
+    let mut body = vec![0; len.expect("no Content-Length")];
+    r.read_exact(&mut body).await.ok()?;
+    Some(serde_json::from_slice(&body).unwrap())
+}
+
+impl Client {
+    fn start() -> Self {
+        let (client, server) = tokio::io::duplex(1 << 22);
+        let (sr, sw) = tokio::io::split(server);
+        tokio::spawn(async move {
+            wfx_lsp::lsp::serve(sr, sw).await;
+        });
+        let (cr, cw) = tokio::io::split(client);
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut r = BufReader::new(cr);
+            while let Some(v) = read_frame_async(&mut r).await {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            w: cw,
+            rx,
+            next_id: 1,
+            server_requests: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, msg: Value) {
+        self.w.write_all(&frame(&msg)).await.unwrap();
+        self.w.flush().await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(notification(method, params)).await;
+    }
+
+    /// Waits for a message matching `pred`, answering the server's requests (`null`).
+    async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            let m = tokio::time::timeout_at(deadline, self.rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {what} within {DEADLINE:?}"))
+                .unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
+            self.seen.push(m.clone());
+            if let (Some(method), Some(id)) = (m.get("method"), m.get("id")) {
+                self.server_requests
+                    .push(method.as_str().unwrap().to_owned());
+                self.send(json!({"jsonrpc": "2.0", "id": id, "result": null}))
+                    .await;
+            }
+            if pred(&m) {
+                return m;
+            }
+        }
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(request(id, method, params)).await;
+        let resp = self
+            .wait_for(&format!("response to {method}"), |m| {
+                m["id"] == id && m.get("method").is_none()
+            })
+            .await;
+        assert!(resp.get("error").is_none(), "{method} failed: {resp}");
+        resp["result"].clone()
+    }
+
+    async fn initialize(&mut self, root: &Path, runner_command: Option<&str>) {
+        let mut params = initialize_params(root, &["utf-16"]);
+        params["capabilities"]["window"] = json!({"workDoneProgress": true});
+        params["capabilities"]["workspace"] =
+            json!({"inlayHint": {"refreshSupport": true}, "codeLens": {"refreshSupport": true}});
+        params["initializationOptions"] =
+            json!({"runner": {"skipGrades": true, "command": runner_command}});
+        let r = self.request("initialize", params).await;
+        let cmds = &r["capabilities"]["executeCommandProvider"]["commands"];
+        assert!(
+            cmds.as_array().unwrap().contains(&json!("wfx.runCase")),
+            "{r}"
+        );
+        assert!(r["capabilities"]["codeLensProvider"].is_object(), "{r}");
+        self.notify("initialized", json!({})).await;
+    }
+
+    async fn open(&mut self, path: &Path, text: &str) {
+        let params = json!({"textDocument": {"uri": uri(path), "languageId": "yaml", "version": 1, "text": text}});
+        self.notify("textDocument/didOpen", params).await;
+    }
+
+    /// Runs `command` on `path` and waits for the inlay-hint refresh that ends the run.
+    async fn run(&mut self, command: &str, path: &Path) {
+        let r = self
+            .request(
+                "workspace/executeCommand",
+                json!({"command": command, "arguments": [uri(path)]}),
+            )
+            .await;
+        assert!(r.is_null(), "{r}");
+        self.wait_for("the inlay hint refresh", |m| {
+            m["method"] == "workspace/inlayHint/refresh"
+        })
+        .await;
+    }
+
+    async fn hints(&mut self, path: &Path) -> Vec<(u64, String)> {
+        let r = self
+            .request(
+                "textDocument/inlayHint",
+                json!({"textDocument": {"uri": uri(path)}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 999, "character": 0}}}),
+            )
+            .await;
+        r.as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|h| {
+                let l = h["label"].as_str()?;
+                (l.starts_with('✔') || l.starts_with('✖') || l.starts_with('○'))
+                    .then(|| (h["position"]["line"].as_u64().unwrap(), l.to_owned()))
+            })
+            .collect()
+    }
+
+    async fn lenses(&mut self, path: &Path) -> Vec<String> {
+        let r = self
+            .request(
+                "textDocument/codeLens",
+                json!({"textDocument": {"uri": uri(path)}}),
+            )
+            .await;
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["command"]["title"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    async fn run_diagnostics(&mut self, path: &Path) -> Vec<Value> {
+        let u = uri(path);
+        // The run publishes before it asks for the refresh that `run` waits for.
+        let m = self
+            .seen
+            .iter()
+            .rev()
+            .find(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u)
+            .cloned()
+            .unwrap();
+        m["params"]["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["source"] == "wfx-run")
+            .cloned()
+            .collect()
+    }
+}
+
+fn line_of(text: &str, needle: &str) -> u64 {
+    text[..text.find(needle).unwrap()].matches('\n').count() as u64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_case_annotates_steps_and_an_edit_clears_them() {
+    let ws = corpus_copy();
+    let case = ws
+        .path()
+        .join("workflows/order-lookup/tests/refund-approved.test.yaml");
+    let text = std::fs::read_to_string(&case).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), None).await;
+    c.open(&case, &text).await;
+    assert_eq!(c.lenses(&case).await, ["▶ Run case"]);
+    // Nothing ran because the file was opened.
+    assert!(c.hints(&case).await.is_empty());
+
+    c.run("wfx.runCase", &case).await;
+    assert!(
+        c.server_requests
+            .contains(&"window/workDoneProgress/create".to_owned())
+    );
+    let hints = c.hints(&case).await;
+    let send = line_of(&text, "  - send:");
+    let review = line_of(&text, "reachedState: refund-review");
+    let grade = line_of(&text, "  - grade:");
+    assert_eq!(hints.len(), 8, "{hints:?}");
+    assert!(hints.contains(&(send, "✔ passed".into())), "{hints:?}");
+    assert!(hints.contains(&(review, "✔ passed".into())), "{hints:?}");
+    // `wfx.runner.skipGrades` (default true): the grade is not executed.
+    assert!(
+        hints.contains(&(grade, "○ not executed".into())),
+        "{hints:?}"
+    );
+    let lenses = c.lenses(&case).await;
+    assert_eq!(lenses[0], "▶ Run case");
+    assert!(
+        lenses[1].starts_with("✔ passed · 7/8 steps · "),
+        "{lenses:?}"
+    );
+
+    // The case's path is available through wfx/graph.
+    let g = c
+        .request("wfx/graph", json!({"textDocument": {"uri": uri(&case)}}))
+        .await;
+    assert_eq!(g["path"]["reached"]["refund-review"], 0, "{}", g["path"]);
+
+    // Break the case: refund-closed is not reached before the decision, the structural
+    // assertion halts the run, later assertions are not executed.
+    let broken = text.replace("reachedState: refund-review", "reachedState: refund-closed");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&case), "version": 2}, "contentChanges": [{"text": broken}]}),
+    )
+    .await;
+    // The edit cleared the annotations.
+    assert!(c.hints(&case).await.is_empty());
+    assert_eq!(c.lenses(&case).await, ["▶ Run case"]);
+
+    c.run("wfx.runCase", &case).await;
+    let diags = c.run_diagnostics(&case).await;
+    let halt = line_of(&broken, "reachedState: refund-closed");
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["range"]["start"]["line"], halt);
+    let hints = c.hints(&case).await;
+    let label = &hints.iter().find(|h| h.0 == halt).unwrap().1;
+    assert!(label.starts_with("✖ failed: reachedState"), "{label}");
+    let succeeded = line_of(&broken, "  - succeeded:");
+    let decide = line_of(&broken, "  - decide:");
+    assert!(
+        hints.contains(&(succeeded, "○ not executed".into())),
+        "{hints:?}"
+    );
+    assert!(
+        hints.contains(&(decide, "○ not executed".into())),
+        "{hints:?}"
+    );
+    assert!(c.lenses(&case).await[1].starts_with("✖ failed · "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_external_runner_command_is_used_when_set() {
+    let ws = corpus_copy();
+    let case = ws
+        .path()
+        .join("workflows/order-lookup/tests/refund-approved.test.yaml");
+    let text = std::fs::read_to_string(&case).unwrap();
+    let args_file = ws.path().join("args.txt");
+    let script = ws.path().join("fake-runner.sh");
+    let canned = json!({"workflow": "order-lookup", "exitCode": 1, "discovered": 1, "results": [{
+    "id": "refund-approved",
+    "verdict": {"status": "failed", "failures": ["parked: canned failure"]},
+    "records": [
+        {"kind": "parked", "threshold": null, "status": "failed", "detail": "canned failure", "step": 1},
+        {"kind": "reachedState", "threshold": null, "status": "not-executed", "step": 2}
+    ]}]});
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\ncat <<'JSON'\n{}\nJSON\n",
+            args_file.display(),
+            canned
+        ),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&script, perm).unwrap();
+
+    let mut c = Client::start();
+    let command = format!("{} test", script.display());
+    c.initialize(ws.path(), Some(&command)).await;
+    c.open(&case, &text).await;
+    c.run("wfx.runCase", &case).await;
+    let diags = c.run_diagnostics(&case).await;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(
+        diags[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("canned failure")
+    );
+    assert_eq!(
+        diags[0]["range"]["start"]["line"],
+        line_of(&text, "  - parked:")
+    );
+    let args = std::fs::read_to_string(&args_file).unwrap();
+    assert!(args.starts_with("test "), "{args}");
+    assert!(args.contains("workflows/order-lookup workflows/order-lookup/tests/refund-approved.test.yaml --json --skip-grades"), "{args}");
+    let hints = c.hints(&case).await;
+    assert!(
+        hints.contains(&(
+            line_of(&text, "reachedState: refund-request"),
+            "○ not executed".into()
+        )),
+        "{hints:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wfx_graph_returns_every_state_of_the_current_text() {
+    let ws = corpus_copy();
+    let wf = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let text = std::fs::read_to_string(&wf).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), None).await;
+    c.open(&wf, &text).await;
+    assert_eq!(c.lenses(&wf).await, ["▶ Run all cases"]);
+    let g = c
+        .request("wfx/graph", json!({"textDocument": {"uri": uri(&wf)}}))
+        .await;
+    assert_eq!(g["workflow"], "order-lookup");
+    assert!(g["path"].is_null());
+    let nodes = g["graph"]["nodes"].as_array().unwrap();
+    let ids: Vec<&str> = nodes.iter().map(|n| n["id"].as_str().unwrap()).collect();
+    for s in [
+        "identify-case",
+        "refund-request",
+        "refund-review",
+        "refund-closed",
+        "escalation",
+    ] {
+        assert!(ids.contains(&s), "{s} missing from {ids:?}");
+        assert!(g["svg"].as_str().unwrap().contains(s));
+    }
+    let review = nodes.iter().find(|n| n["id"] == "refund-review").unwrap();
+    assert_eq!(review["kind"], "human");
+    assert_eq!(
+        review["range"]["start"]["line"],
+        line_of(&text, "refund-review:")
+    );
+    assert!(g["mermaid"].as_str().unwrap().starts_with("flowchart TD"));
+}
