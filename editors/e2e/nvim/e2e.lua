@@ -115,6 +115,8 @@ local function has_all(labels, csv)
 end
 
 local function lenses_of(buf, client)
+  -- fail fast (not after a request timeout) when the server announces no code lenses
+  if not client.server_capabilities.codeLensProvider then return {}, 'server announces no codeLensProvider' end
   local res, err = request(buf, client, 'textDocument/codeLens', { textDocument = vim.lsp.util.make_text_document_params(buf) })
   local out_ = {}
   for _, l in ipairs(res or {}) do
