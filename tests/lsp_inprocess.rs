@@ -538,3 +538,48 @@ async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
     assert_eq!(summarize(&d).len(), 1);
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ide_features_answer_through_the_protocol() {
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "ide.test.yaml");
+    let text =
+        "title: IDE\ndescription: Features through the protocol.\nsteps:\n  - send: hi\n  - \n";
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    c.diagnostics(&path, 1).await;
+    let doc = json!({"uri": uri(&path)});
+    let items = c
+        .request(
+            "textDocument/completion",
+            json!({"textDocument": doc, "position": {"line": 4, "character": 4}}),
+        )
+        .await;
+    let labels: Vec<&str> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert!(labels.contains(&"send"), "{labels:?}");
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": doc, "position": {"line": 3, "character": 5}}),
+        )
+        .await;
+    assert_eq!(hover["contents"]["kind"], "markdown", "{hover}");
+    assert_eq!(hover["range"]["start"]["line"], 3, "{hover}");
+    let symbols = c
+        .request("textDocument/documentSymbol", json!({"textDocument": doc}))
+        .await;
+    let names: Vec<&str> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"IDE"), "{names:?}");
+    c.shutdown().await;
+}

@@ -145,8 +145,7 @@ fn main() -> ExitCode {
                 skip_grades,
                 bail,
                 verbose,
-                // No JavaScript sandbox adapter exists yet (runner/src/sandbox/mod.rs): hooks
-                // and scripts report "not executed".
+                // `None`: the runner's default host, the QuickJS sandbox.
                 script_host: None,
             };
             code(cli::run_test(
