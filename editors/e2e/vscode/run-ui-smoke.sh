@@ -22,6 +22,7 @@ if [ -z "${VSIX:-}" ]; then
   (cd "$EXT_DEV" && npm run -s package -- --out "$VSIX" < /dev/null) || { e2e_finish 2; exit 2; }
 fi
 export SHOTS_DIR=${SHOTS_DIR:-$REPO/target/e2e-artifacts/ui}
+mkdir -p "$SHOTS_DIR" && rm -f "$SHOTS_DIR"/*.png   # no stale screenshots from an earlier run
 . "$HERE/env.sh" || { e2e_finish 2; exit 2; }
 trap 'e2e_stop_group "$E2E_SCRATCH/code-server.pid"' EXIT
 "$HERE/start-code-server.sh" || { e2e_finish 2; exit 2; }
