@@ -191,21 +191,26 @@ export function webviewHtml(cspSource: string, nonce: string): string {
   const caption = document.getElementById('caption');
   const error = document.getElementById('error');
   function center(b) { return { x: b.x + b.width / 2, y: b.y + b.height / 2 }; }
+  // layout-rs draws a label as <text><tspan>line</tspan>…</text>; lines are joined with a space
+  function textOf(t) {
+    const spans = t.querySelectorAll('tspan');
+    return spans.length ? Array.from(spans).map(function (s) { return s.textContent || ''; }).join(' ') : (t.textContent || '');
+  }
   function labelAt(target) {
     let el = target;
     while (el && el !== graph) {
       const tag = (el.tagName || '').toLowerCase();
       if (tag === 'text' || tag === 'tspan') {
-        const t = tag === 'tspan' && el.parentNode ? el.parentNode : el;
-        return t.textContent || '';
+        return textOf(tag === 'tspan' && el.parentNode ? el.parentNode : el);
       }
-      if (tag === 'rect' || tag === 'ellipse' || tag === 'circle' || tag === 'polygon' || tag === 'path') {
+      // a state's box (not an edge's path): the label drawn inside it
+      if (tag === 'rect' || tag === 'ellipse' || tag === 'circle' || tag === 'polygon') {
         let box;
         try { box = el.getBBox(); } catch (e) { return ''; }
         for (const t of graph.querySelectorAll('text')) {
           let c;
           try { c = center(t.getBBox()); } catch (e) { continue; }
-          if (c.x >= box.x && c.x <= box.x + box.width && c.y >= box.y && c.y <= box.y + box.height) return t.textContent || '';
+          if (c.x >= box.x && c.x <= box.x + box.width && c.y >= box.y && c.y <= box.y + box.height) return textOf(t);
         }
         return '';
       }
