@@ -114,6 +114,10 @@ pub struct CaseRun {
     pub flow: String,
     /// Wall time by the run's clock, ms.
     pub duration_ms: u64,
+    /// The session's audit trail (FORMAT §E.2), each step tagged with the index of the
+    /// case step (the action: `send`, `decide`, `deliver`) during which it was appended.
+    /// Empty for a case that did not run (unparsed, skipped). Feeds the graph's case path.
+    pub trail: Vec<(usize, crate::sim::TrailStep)>,
 }
 
 /// What one case run needs.
@@ -683,14 +687,16 @@ pub fn run_case<'h>(
     judge: Option<&'h mut dyn Judge>,
 ) -> CaseRun {
     let started = env.clock.now_ms();
-    let finish = |result: CaseResult, flow: String| CaseRun {
+    let mut trail = Vec::new();
+    let finish = |result: CaseResult, flow: String, trail| CaseRun {
         path: path.to_owned(),
         result,
         flow,
         duration_ms: env.clock.now_ms().saturating_sub(started),
+        trail,
     };
     if let Some(msg) = parse_errors(env.fs, path) {
-        return finish(unparsed_result(path, msg), String::new());
+        return finish(unparsed_result(path, msg), String::new(), Vec::new());
     }
     let text = match env.fs.read_text(path) {
         Ok(t) => t,
@@ -698,6 +704,7 @@ pub fn run_case<'h>(
             return finish(
                 unparsed_result(path, format!("missing test file '{path}'")),
                 String::new(),
+                Vec::new(),
             );
         }
     };
@@ -709,6 +716,7 @@ pub fn run_case<'h>(
                 format!("{path}: a test case is a YAML mapping (title, description, steps, ...)"),
             ),
             String::new(),
+            Vec::new(),
         );
     };
     let case = Case::from_node(root);
@@ -732,7 +740,7 @@ pub fn run_case<'h>(
     if let Some(skip) = &case.skip {
         result.verdict.status = VerdictStatus::Skipped;
         result.skip_reason = Some(skip.value.clone());
-        return finish(result, String::new());
+        return finish(result, String::new(), Vec::new());
     }
     result.session_id = Some(format!(
         "test-default-test-run-{started}-{}",
@@ -748,6 +756,7 @@ pub fn run_case<'h>(
         judge,
         &mut result.records,
         &mut flow,
+        &mut trail,
     );
     match outcome {
         Ok(()) => result.verdict = reduce_verdict(&result.records),
@@ -769,7 +778,7 @@ pub fn run_case<'h>(
             result.error = Some(message);
         }
     }
-    finish(result, flow)
+    finish(result, flow, trail)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -782,6 +791,7 @@ fn drive<'h>(
     judge: Option<&'h mut dyn Judge>,
     records: &mut Vec<Record>,
     flow: &mut String,
+    trail: &mut Vec<(usize, crate::sim::TrailStep)>,
 ) -> Result<(), SimError> {
     // Materialize seeds (FORMAT §B.8).
     let tests_dir = env.dir.tests_dir();
@@ -851,6 +861,8 @@ fn drive<'h>(
             _ => None,
         };
         if let Some(r) = acted {
+            let new = sim.session.trail.get(trail.len()..).unwrap_or_default();
+            trail.extend(new.iter().map(|t| (step.index, t.clone())));
             if let Err(e) = r {
                 result = Err(e);
                 break;
