@@ -1,4 +1,4 @@
-//! `wfx-lsp`: the language server (default, `lsp`, `serve`), `check` and `test`. This file
+//! `wfx-lsp`: the language server (default, `lsp`, `serve`), `check`, `test` and `graph`. This file
 //! only parses the command line (clap derive), sets up logging on stderr and dispatches;
 //! stdout belongs to the protocol or, for `check`/`test`, to their results.
 
@@ -62,6 +62,28 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
+    /// Draw a workflow's graph; with `--case`, light the path a run of that case took.
+    Graph {
+        /// A workflow slug, a workspace root, a workflow folder or a file inside one.
+        target: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = GraphFormatArg::Svg)]
+        format: GraphFormatArg,
+        /// Run this case (grades skipped) and highlight its path.
+        #[arg(long = "case")]
+        case: Option<String>,
+        /// Write to this file instead of stdout.
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum GraphFormatArg {
+    Svg,
+    Mermaid,
+    Dot,
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -145,10 +167,35 @@ fn main() -> ExitCode {
                 skip_grades,
                 bail,
                 verbose,
-                // `None`: the runner's default host, the QuickJS sandbox.
+                // `None`: the runner's QuickJS sandbox runs hooks and scripts.
                 script_host: None,
             };
             code(cli::run_test(
+                &opts,
+                &cwd,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+        Some(Command::Graph {
+            target,
+            format,
+            case,
+            out,
+        }) => {
+            init_logging("warn");
+            let opts = cli::graph::GraphOptions {
+                target,
+                format: match format {
+                    GraphFormatArg::Svg => cli::graph::GraphFormat::Svg,
+                    GraphFormatArg::Mermaid => cli::graph::GraphFormat::Mermaid,
+                    GraphFormatArg::Dot => cli::graph::GraphFormat::Dot,
+                    GraphFormatArg::Json => cli::graph::GraphFormat::Json,
+                },
+                case,
+                out,
+            };
+            code(cli::graph::run_graph(
                 &opts,
                 &cwd,
                 &mut std::io::stdout().lock(),

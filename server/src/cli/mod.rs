@@ -9,6 +9,7 @@
 
 #![allow(clippy::print_stdout, reason = "the CLI owns stdout")]
 
+pub mod graph;
 pub mod render;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -126,7 +127,9 @@ fn load_text(fs: &dyn FileAccess, path: &str) -> Option<String> {
 fn run_groups(groups: &[Group]) -> Result<Report, String> {
     let mut report = Report::default();
     for g in groups {
-        let (diags, files) = check_paths(&g.fs, &g.paths)?;
+        let (mut diags, files) = check_paths(&g.fs, &g.paths)?;
+        // The script checks (WFX502/WFX503), the same function the server calls.
+        diags.extend(crate::analysis::script_diagnostics(&g.fs, &g.paths));
         report.files += files;
         let mut wanted = BTreeSet::new();
         for d in &diags {

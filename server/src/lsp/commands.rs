@@ -1,10 +1,13 @@
-//! `workspace/executeCommand` commands and the code lenses that invoke them.
+//! `workspace/executeCommand` commands (announced in `executeCommandProvider`); the code
+//! lenses that invoke them and the run machinery live in `runs` and `server`.
 //!
-//! RUNNER HOOK: running cases from the editor (`wfx.runCase`, `wfx.runAllCases`, code
-//! lenses above cases) belongs to the runner integration, which lands later. Until then the
-//! server announces no command, and the list below stays empty on purpose; the handler in
-//! `server.rs` answers an unknown command with `InvalidParams`.
+//! * `wfx.runCase [uri]`: runs one case document in the background;
+//! * `wfx.runAllCases [uri]`: runs every case of the workflow of a `workflow.yaml` (or case);
+//! * `wfx.cancelRun [uri]`: cancels the run started for that URI (answers whether one ran).
 
-/// Commands the server executes (announced in `executeCommandProvider`). Empty until the
-/// runner integration lands.
-pub const COMMANDS: &[&str] = &[];
+/// Commands the server executes.
+pub const COMMANDS: &[&str] = &[
+    super::runs::RUN_CASE,
+    super::runs::RUN_ALL_CASES,
+    super::runs::CANCEL_RUN,
+];

@@ -2,7 +2,8 @@
 //! `wfx_schemas` and [`crate::ide`]. Modules: `convert` (every offset ↔ position and
 //! core ↔ LSP conversion), `document` (the open-document store), `paths` (URI ↔
 //! workspace-relative path), `overlay` (open buffers over the disk as a `FileAccess`),
-//! `settings`, `commands` (empty until the runner integration) and `server` (the handlers).
+//! `settings`, `commands`, `runs` (case runs from the editor and their annotations) and
+//! `server` (the handlers, plus the custom `wfx/graph` request).
 //!
 //! Messages are handled strictly one at a time: [`serve`] runs tower-lsp-server with
 //! `concurrency_level(1)`, so didOpen/didChange/didClose and requests never interleave.
@@ -12,6 +13,7 @@ pub mod convert;
 pub mod document;
 pub mod overlay;
 pub mod paths;
+pub mod runs;
 pub mod server;
 pub mod settings;
 
@@ -31,7 +33,13 @@ where
     let shutdown = Arc::new(AtomicBool::new(false));
     let flag = shutdown.clone();
     let (service, socket) =
-        LspService::build(move |client| server::Server::new(client, flag)).finish();
+        LspService::build(move |client| server::Server::new(client, flag))
+            .custom_method("wfx/graph", server::Server::graph)
+            .custom_method(
+                "window/workDoneProgress/cancel",
+                server::Server::progress_cancel,
+            )
+            .finish();
     tower_lsp_server::Server::new(input, output, socket)
         .concurrency_level(1)
         .serve(service)

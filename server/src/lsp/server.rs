@@ -34,6 +34,7 @@ use super::convert;
 use super::document::{Documents, Located, Snapshot};
 use super::overlay::Overlay;
 use super::paths;
+use super::runs;
 use super::settings::Settings;
 use crate::disk::DiskFiles;
 use crate::ide;
@@ -60,6 +61,12 @@ pub struct Session {
     pub configuration: bool,
     /// The `wfx` settings.
     pub settings: Settings,
+    /// `window.workDoneProgress`.
+    pub work_done_progress: bool,
+    /// `workspace.inlayHint.refreshSupport`.
+    pub inlay_hint_refresh: bool,
+    /// `workspace.codeLens.refreshSupport`.
+    pub code_lens_refresh: bool,
 }
 
 impl Session {
@@ -107,6 +114,19 @@ impl Session {
                 .and_then(|d| d.dynamic_registration)
                 .unwrap_or(false),
             configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
+            work_done_progress: caps
+                .window
+                .as_ref()
+                .and_then(|w| w.work_done_progress)
+                .unwrap_or(false),
+            inlay_hint_refresh: ws
+                .and_then(|w| w.inlay_hint.as_ref())
+                .and_then(|i| i.refresh_support)
+                .unwrap_or(false),
+            code_lens_refresh: ws
+                .and_then(|w| w.code_lens.as_ref())
+                .and_then(|c| c.refresh_support)
+                .unwrap_or(false),
             settings: p
                 .initialization_options
                 .as_ref()
@@ -126,6 +146,18 @@ pub struct Server {
     index: Arc<RwLock<Vec<(PathBuf, String)>>>,
     publish: Arc<tokio::sync::Mutex<()>>,
     shutdown: Arc<AtomicBool>,
+    runs: Arc<std::sync::Mutex<RunState>>,
+}
+
+/// Case runs of this session (see `runs`): annotations by case URI, the last path of each
+/// case, and the cancel tokens of running runs by the URI they were started for.
+#[derive(Default)]
+struct RunState {
+    annotations: BTreeMap<String, runs::Annotation>,
+    paths: BTreeMap<String, wfx_schemas::graph::CasePath>,
+    tokens: BTreeMap<String, runs::CancelToken>,
+    progress: BTreeMap<String, String>,
+    next: u64,
 }
 
 /// The text of a caught panic.
@@ -221,6 +253,31 @@ pub fn document_diagnostics(
             format!("the checker failed on this file: {msg}"),
         )]
     });
+    // Hook script problems (WFX503) sit on the scripts; in the editor they are published
+    // for workflow.yaml, on the hook that names the script, with the script's site as
+    // related information (the same `analysis::script_diagnostics` as `wfx-lsp check`).
+    let mut core = core;
+    if matches!(workspace::classify(&loc.rel), FileKind::Workflow(_)) {
+        let scripts = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            crate::analysis::script_diagnostics(fs, std::slice::from_ref(&loc.rel))
+        }))
+        .unwrap_or_default();
+        for mut d in scripts {
+            let Some(site) = d.related.iter().find(|r| r.file == loc.rel).cloned() else {
+                continue;
+            };
+            d.message = format!("{}: {}", d.file, d.message);
+            d.related = vec![core_diag::Related {
+                file: d.file.clone(),
+                range: d.range,
+                message: "the script".into(),
+            }];
+            d.file = loc.rel.clone();
+            d.range = site.range;
+            d.fixes.clear();
+            core.push(d);
+        }
+    }
     // Line indexes of the other files that related sites name.
     let mut indexes: BTreeMap<String, Arc<LineIndex>> = BTreeMap::new();
     indexes.insert(loc.rel.clone(), snap.index.clone());
@@ -265,6 +322,7 @@ impl Server {
             index: Arc::new(RwLock::new(Vec::new())),
             publish: Arc::new(tokio::sync::Mutex::new(())),
             shutdown,
+            runs: Arc::new(std::sync::Mutex::new(RunState::default())),
         }
     }
 
@@ -308,7 +366,10 @@ impl Server {
         let diags =
             tokio::task::spawn_blocking(move || document_diagnostics(&fs, &loc, &snap, &s)).await;
         let diags = match diags {
-            Ok(d) => d,
+            Ok(mut d) => {
+                d.extend(self.run_diagnostics(uri));
+                d
+            }
             Err(e) => {
                 tracing::error!("the diagnostics task failed: {e}");
                 return;
@@ -343,6 +404,335 @@ impl Server {
                 self.recheck(&other).await;
             }
         }
+    }
+
+    fn run_state(&self) -> std::sync::MutexGuard<'_, RunState> {
+        self.runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The run annotation of `uri` if the document's text is still the text it ran on.
+    fn current_annotation(&self, uri: &Uri) -> Option<(Snapshot, runs::Annotation)> {
+        let snap = self.docs.snapshot(uri)?;
+        let a = self.run_state().annotations.get(uri.as_str()).cloned()?;
+        (*a.text == *snap.text).then_some((snap, a))
+    }
+
+    /// `wfx-run` diagnostics of the last run of `uri` (failed steps; a died case's error on
+    /// the first line).
+    fn run_diagnostics(&self, uri: &Uri) -> Vec<lsp::Diagnostic> {
+        let Some((snap, a)) = self.current_annotation(uri) else {
+            return Vec::new();
+        };
+        let enc = self.session().encoding;
+        let mut out: Vec<lsp::Diagnostic> = runs::step_annotations(&snap.text, &a.outcome)
+            .iter()
+            .filter_map(|s| match &s.mark {
+                runs::StepMark::Failed(d) => Some(lsp::Diagnostic {
+                    range: convert::range(&snap.index, s.key_range, enc),
+                    severity: Some(lsp::DiagnosticSeverity::ERROR),
+                    source: Some("wfx-run".into()),
+                    message: format!("step {} failed: {d}", s.index),
+                    ..Default::default()
+                }),
+                _ => None,
+            })
+            .collect();
+        if let Some(e) = &a.outcome.error {
+            out.push(lsp::Diagnostic {
+                range: lsp::Range::default(),
+                severity: Some(lsp::DiagnosticSeverity::ERROR),
+                source: Some("wfx-run".into()),
+                message: format!("the case died: {e}"),
+                ..Default::default()
+            });
+        }
+        out
+    }
+
+    /// Starts a run of one case (`all == false`) or of every case of the workflow of `uri`
+    /// in a background task; a running run started for the same URI is cancelled.
+    fn start_run(&self, uri: &Uri, all: bool) -> Result<()> {
+        let s = self.session();
+        let loc = paths::locate(uri, &s.roots)
+            .ok_or_else(|| Error::invalid_params("the document is outside the workspace"))?;
+        let Some(dir) = workflow_dir(&loc.rel) else {
+            return Err(Error::invalid_params("not a workflow or case file"));
+        };
+        let fs = self.overlay(&loc.root);
+        let cases = if all {
+            workspace::discover_cases(&fs, &dir)
+        } else if matches!(workspace::classify(&loc.rel), FileKind::Case(_)) {
+            vec![loc.rel.clone()]
+        } else {
+            return Err(Error::invalid_params("wfx.runCase takes a case file"));
+        };
+        let token = runs::CancelToken::default();
+        {
+            let mut st = self.run_state();
+            if let Some(old) = st.tokens.insert(uri.as_str().to_owned(), token.clone()) {
+                old.store(true, Ordering::SeqCst);
+            }
+        }
+        let this = self.clone();
+        let key = uri.as_str().to_owned();
+        tokio::spawn(async move {
+            this.run_task(key, token, loc.root, dir, fs, cases, s).await;
+        });
+        Ok(())
+    }
+
+    async fn progress(&self, token: &Option<lsp::ProgressToken>, value: lsp::WorkDoneProgress) {
+        if let Some(t) = token {
+            self.client
+                .send_notification::<lsp::notification::Progress>(lsp::ProgressParams {
+                    token: t.clone(),
+                    value: lsp::ProgressParamsValue::WorkDone(value),
+                })
+                .await;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_task(
+        &self,
+        key: String,
+        cancel: runs::CancelToken,
+        root: PathBuf,
+        dir: WorkflowDir,
+        fs: Overlay,
+        cases: Vec<String>,
+        s: Session,
+    ) {
+        let mut ptoken = None;
+        if s.work_done_progress {
+            let t = {
+                let mut st = self.run_state();
+                st.next += 1;
+                format!("wfx-run-{}", st.next)
+            };
+            let tok = lsp::ProgressToken::String(t.clone());
+            if self.client.create_work_done_progress(tok.clone()).await.is_ok() {
+                self.run_state().progress.insert(t, key.clone());
+                ptoken = Some(tok);
+            }
+        }
+        let total = cases.len().max(1);
+        self.progress(
+            &ptoken,
+            lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
+                title: "Running cases".into(),
+                cancellable: Some(true),
+                message: Some(format!("{} case(s) of {}", cases.len(), dir.slug)),
+                percentage: Some(0),
+            }),
+        )
+        .await;
+        let texts: Vec<Arc<str>> = cases
+            .iter()
+            .map(|c| Arc::from(fs.read_text(c).unwrap_or_default().as_str()))
+            .collect();
+        let mut outcomes: Vec<(String, runs::CaseOutcome)> = Vec::new();
+        let mut failure = None;
+        if let Some(command) = s.settings.runner_command.clone() {
+            let filter = (cases.len() == 1).then(|| cases.first().cloned()).flatten();
+            let (root2, dir2, cancel2, skip) =
+                (root.clone(), dir.clone(), cancel.clone(), s.settings.runner_skip_grades);
+            let got = tokio::task::spawn_blocking(move || {
+                runs::run_external(
+                    &command,
+                    &root2,
+                    &dir2,
+                    filter.as_deref(),
+                    skip,
+                    &cancel2,
+                    runs::EXTERNAL_TIMEOUT,
+                )
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)
+            .and_then(|(out, ms)| runs::parse_external(&out, &dir, &cases, ms));
+            match got {
+                Ok(o) => outcomes = o,
+                Err(e) => failure = Some(e),
+            }
+        } else {
+            for (i, case) in cases.iter().enumerate() {
+                if cancel.load(Ordering::SeqCst) {
+                    break;
+                }
+                let (fs2, case2, skip) = (fs.clone(), case.clone(), s.settings.runner_skip_grades);
+                let got = tokio::task::spawn_blocking(move || {
+                    let clock = wfx_runner::clock::SystemClock;
+                    let make_host = || -> Box<dyn wfx_runner::script_host::ScriptHost> {
+                        Box::new(wfx_runner::sandbox::QuickJsHost::default())
+                    };
+                    let mut ro = wfx_runner::suite::RunOptions::new(&fs2, &clock);
+                    ro.grades.skip = skip;
+                    ro.script_host = Some(&make_host);
+                    wfx_runner::suite::run_case_file(&ro, &case2)
+                        .map(|run| runs::outcome_from_run(&run))
+                        .map_err(|e| e.to_string())
+                })
+                .await;
+                match got {
+                    Ok(Ok(o)) => outcomes.push((case.clone(), o)),
+                    Ok(Err(e)) => failure = Some(e),
+                    Err(e) => failure = Some(format!("the run task failed: {e}")),
+                }
+                self.progress(
+                    &ptoken,
+                    lsp::WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
+                        cancellable: Some(true),
+                        message: Some(format!("{}/{} {case}", i + 1, cases.len())),
+                        percentage: u32::try_from((i + 1) * 100 / total).ok(),
+                    }),
+                )
+                .await;
+            }
+        }
+        let cancelled = cancel.load(Ordering::SeqCst);
+        let mut touched = Vec::new();
+        {
+            let mut st = self.run_state();
+            if st.tokens.get(&key).is_some_and(|t| Arc::ptr_eq(t, &cancel)) {
+                st.tokens.remove(&key);
+            }
+            if let Some(lsp::ProgressToken::String(t)) = &ptoken {
+                st.progress.remove(t);
+            }
+            if !cancelled {
+                for (case, o) in outcomes {
+                    let Some(uri) = paths::uri_of(&root, &case) else {
+                        continue;
+                    };
+                    let text = cases
+                        .iter()
+                        .position(|c| *c == case)
+                        .and_then(|i| texts.get(i).cloned())
+                        .unwrap_or_else(|| Arc::from(""));
+                    if let Some(p) = &o.path {
+                        st.paths.insert(uri.as_str().to_owned(), p.clone());
+                    }
+                    st.annotations
+                        .insert(uri.as_str().to_owned(), runs::Annotation { text, outcome: o });
+                    touched.push(uri);
+                }
+            }
+        }
+        let message = if cancelled {
+            "cancelled".to_owned()
+        } else if let Some(f) = &failure {
+            f.clone()
+        } else {
+            format!("{} case(s) ran", touched.len())
+        };
+        if let Some(f) = &failure
+            && !cancelled
+        {
+            self.client
+                .show_message(lsp::MessageType::ERROR, format!("wfx: the run failed: {f}"))
+                .await;
+        }
+        self.progress(
+            &ptoken,
+            lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
+                message: Some(message),
+            }),
+        )
+        .await;
+        if cancelled {
+            return;
+        }
+        for uri in &touched {
+            if self.docs.version(uri).is_some() {
+                self.recheck(uri).await;
+            }
+        }
+        if s.inlay_hint_refresh {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
+        if s.code_lens_refresh {
+            let _ = self.client.code_lens_refresh().await;
+        }
+    }
+
+    /// Cancels the run started for `key` (a URI) or owning progress token `key`.
+    fn cancel_run(&self, key: &str) -> bool {
+        let st = self.run_state();
+        let key = st.progress.get(key).map_or(key, String::as_str);
+        match st.tokens.get(key) {
+            Some(t) => {
+                t.store(true, Ordering::SeqCst);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `window/workDoneProgress/cancel`: cancels the run behind the progress token.
+    pub async fn progress_cancel(&self, params: lsp::WorkDoneProgressCancelParams) {
+        if let lsp::ProgressToken::String(t) = &params.token {
+            self.cancel_run(t);
+        }
+    }
+
+    /// `wfx/graph` (docs/lsp-extensions.md): the graph of the workflow of a `workflow.yaml`
+    /// or case document, from the current (possibly unsaved) text, with the last run's path
+    /// of the case when it ran in this session.
+    pub async fn graph(&self, params: GraphParams) -> Result<Value> {
+        let uri = params.text_document.uri;
+        let s = self.session();
+        let loc = paths::locate(&uri, &s.roots)
+            .ok_or_else(|| Error::invalid_params("the document is outside the workspace"))?;
+        let dir = workflow_dir(&loc.rel)
+            .ok_or_else(|| Error::invalid_params("not a workflow or case file"))?;
+        let fs = self.overlay(&loc.root);
+        let path = if matches!(workspace::classify(&loc.rel), FileKind::Case(_)) {
+            self.run_state().paths.get(uri.as_str()).cloned()
+        } else {
+            None
+        };
+        guard("wfx/graph", || {
+            let info = wfx_schemas::check::load_workflow(&fs, &dir)
+                .ok_or_else(|| request_failed(format!("no workflow.yaml for '{}'", dir.slug)))?;
+            let index = LineIndex::new(&info.text);
+            let wf = info
+                .model
+                .ok_or_else(|| request_failed(format!("{} is not a mapping", info.path)))?;
+            let g = wfx_schemas::graph::Graph::from_workflow(&wf);
+            let mut graph = g.to_reference_json();
+            let nodes: Vec<Value> = g
+                .nodes
+                .iter()
+                .map(|n| {
+                    serde_json::json!({
+                        "id": n.id,
+                        "kind": match n.kind {
+                            wfx_schemas::graph::NodeKind::Start => "start",
+                            wfx_schemas::graph::NodeKind::Agent => "agent",
+                            wfx_schemas::graph::NodeKind::Human => "human",
+                        },
+                        "terminal": n.terminal,
+                        "title": n.title,
+                        "triggers": n.triggers,
+                        "range": n.range.map(|r| convert::range(&index, r, s.encoding)),
+                    })
+                })
+                .collect();
+            if let Some(o) = graph.as_object_mut() {
+                o.insert("nodes".into(), Value::Array(nodes));
+            }
+            Ok(serde_json::json!({
+                "workflow": dir.slug,
+                "graph": graph,
+                "svg": g.to_svg(path.as_ref()).unwrap_or_default(),
+                "mermaid": g.to_mermaid(path.as_ref()),
+                "path": path.as_ref().map(crate::cli::graph::path_json),
+            }))
+        })?
     }
 
     async fn recheck_all(&self) {
@@ -454,6 +844,14 @@ impl Server {
     }
 }
 
+/// `wfx/graph` params: `{textDocument: {uri}}`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphParams {
+    /// A `workflow.yaml` or case document.
+    pub text_document: lsp::TextDocumentIdentifier,
+}
+
 fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
     lsp::ServerCapabilities {
         position_encoding: Some(convert::encoding_kind(enc)),
@@ -476,6 +874,9 @@ fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
             work_done_progress_options: Default::default(),
         })),
         inlay_hint_provider: Some(lsp::OneOf::Left(true)),
+        code_lens_provider: Some(lsp::CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
         document_symbol_provider: Some(lsp::OneOf::Left(true)),
         workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
         folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
@@ -600,6 +1001,8 @@ impl LanguageServer for Server {
             );
             return;
         }
+        // Annotations belong to the text they ran on: an edit drops them (see `runs`).
+        self.run_state().annotations.remove(uri.as_str());
         self.recheck(&uri).await;
         if let Some(loc) = self.docs.snapshot(&uri).and_then(|s| s.located) {
             self.recheck_dependents(&uri, &loc).await;
@@ -755,16 +1158,39 @@ impl LanguageServer for Server {
         let Some(ctx) = self.ctx(&params.text_document.uri) else {
             return Ok(None);
         };
-        if !ctx.s.settings.inlay_hints_length_budget {
-            return Ok(Some(Vec::new()));
+        let run = self.current_annotation(&params.text_document.uri);
+        let mut hints = if ctx.s.settings.inlay_hints_length_budget {
+            guard("inlayHint", || {
+                let range = convert::text_range(&ctx.snap.index, params.range, ctx.s.encoding);
+                ide::inlay_hints(&ctx.fs, &ctx.loc.rel, ctx.text(), range)
+                    .iter()
+                    .map(|h| convert::inlay_hint(h, &ctx.snap.index, ctx.s.encoding))
+                    .collect::<Vec<_>>()
+            })?
+        } else {
+            Vec::new()
+        };
+        if let Some((snap, a)) = run {
+            let run_hints = guard("run inlay hints", || {
+                runs::step_annotations(&snap.text, &a.outcome)
+                    .iter()
+                    .map(|st| lsp::InlayHint {
+                        position: convert::position(&snap.index, st.hint_at, ctx.s.encoding),
+                        label: lsp::InlayHintLabel::String(st.mark.label()),
+                        kind: None,
+                        text_edits: None,
+                        tooltip: None,
+                        padding_left: Some(true),
+                        padding_right: None,
+                        data: None,
+                    })
+                    .filter(|h| {
+                        h.position >= params.range.start && h.position <= params.range.end
+                    })
+                    .collect::<Vec<_>>()
+            })?;
+            hints.extend(run_hints);
         }
-        let hints = guard("inlayHint", || {
-            let range = convert::text_range(&ctx.snap.index, params.range, ctx.s.encoding);
-            ide::inlay_hints(&ctx.fs, &ctx.loc.rel, ctx.text(), range)
-                .iter()
-                .map(|h| convert::inlay_hint(h, &ctx.snap.index, ctx.s.encoding))
-                .collect::<Vec<_>>()
-        })?;
         Ok(Some(hints))
     }
 
@@ -967,14 +1393,61 @@ impl LanguageServer for Server {
         Ok(Some(lsp::WorkspaceSymbolResponse::Flat(out)))
     }
 
+    async fn code_lens(&self, params: lsp::CodeLensParams) -> Result<Option<Vec<lsp::CodeLens>>> {
+        let uri = params.text_document.uri;
+        let Some(ctx) = self.ctx(&uri) else {
+            return Ok(None);
+        };
+        let at = lsp::Range::default();
+        let lens = |title: String, command: &str, args: bool| lsp::CodeLens {
+            range: at,
+            command: Some(lsp::Command {
+                title,
+                command: command.to_owned(),
+                arguments: args.then(|| vec![Value::String(uri.as_str().to_owned())]),
+            }),
+            data: None,
+        };
+        let mut out = Vec::new();
+        match workspace::classify(&ctx.loc.rel) {
+            FileKind::Case(_) => {
+                out.push(lens("▶ Run case".into(), runs::RUN_CASE, true));
+                if let Some((snap, a)) = self.current_annotation(&uri) {
+                    let title = guard("verdict lens", || {
+                        let steps = runs::step_annotations(&snap.text, &a.outcome);
+                        runs::verdict_title(&a.outcome, &steps)
+                    })?;
+                    out.push(lens(title, "", false));
+                }
+            }
+            FileKind::Workflow(_) => {
+                out.push(lens("▶ Run all cases".into(), runs::RUN_ALL_CASES, true));
+            }
+            _ => {}
+        }
+        Ok(Some(out))
+    }
+
     async fn execute_command(
         &self,
         params: lsp::ExecuteCommandParams,
     ) -> Result<Option<lsp::LSPAny>> {
-        Err(Error::invalid_params(format!(
-            "unknown command `{}`",
-            params.command
-        )))
+        let uri = params
+            .arguments
+            .first()
+            .cloned()
+            .and_then(|v| serde_json::from_value::<Uri>(v).ok());
+        match (params.command.as_str(), uri) {
+            (runs::RUN_CASE, Some(uri)) => self.start_run(&uri, false).map(|()| None),
+            (runs::RUN_ALL_CASES, Some(uri)) => self.start_run(&uri, true).map(|()| None),
+            (runs::CANCEL_RUN, Some(uri)) => {
+                Ok(Some(Value::Bool(self.cancel_run(uri.as_str()))))
+            }
+            (c, _) if super::commands::COMMANDS.contains(&c) => {
+                Err(Error::invalid_params(format!("`{c}` takes a document URI")))
+            }
+            (c, _) => Err(Error::invalid_params(format!("unknown command `{c}`"))),
+        }
     }
 }
 
