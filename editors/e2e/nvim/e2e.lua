@@ -298,7 +298,8 @@ local function main()
       return n
     end
     local after = {}
-    vim.wait(T, function()
+    -- the server runs in the background and answers the command at once
+    vim.wait(math.max(T, 30000), function()
       after = hint_labels(case, client)
       return on_steps(after) > on_steps(before)
     end, 100)

@@ -283,7 +283,7 @@ exports.run = async function run() {
       const ok = await waitFor(async () => {
         after = await stepHints();
         return after.length > before.length;
-      }, 10000, 200);
+      }, 30000, 200);
       assert.ok(ok, `step-line hints before ${JSON.stringify(before)} after ${JSON.stringify(after)}`);
       return after;
     });
@@ -292,7 +292,7 @@ exports.run = async function run() {
         const lit = await waitFor(() => {
           const p = graphState.response && graphState.response.path;
           return p && p.reached && Object.keys(p.reached).length > 0 && graphState.rendered && p;
-        }, 10000, 100);
+        }, 30000, 100);
         assert.ok(lit, `no path in the graph after the run: ${JSON.stringify(graphState.response && graphState.response.path)}`);
         assert.ok(/ @\d+/.test(graphState.message.svg), 'the SVG does not label reached states');
         return lit.reached;

@@ -41,6 +41,7 @@ export class GraphView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private doc: vscode.Uri | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
   private seq = 0;
   private webviewReady = false;
   private pending: HostMessage | undefined;
@@ -102,7 +103,11 @@ export class GraphView implements vscode.Disposable {
     await this.refresh();
   }
 
-  /** Requests again after a run (the answer's `path` now lights the case's states); no-op without a panel. */
+  /**
+   * After a run command: the server runs in the background and answers the command at once, so the graph of a
+   * case is requested every 500 ms until its `path` changes (the run finished) or 60 s have passed; the graph
+   * of a workflow.yaml (no path) is requested once. No-op without a panel.
+   */
   afterRun(uri?: string): void {
     if (!this.panel) return;
     if (uri) {
@@ -113,7 +118,19 @@ export class GraphView implements vscode.Disposable {
         // not a URI: keep the tracked document
       }
     }
-    this.schedule(0);
+    const doc = this.doc;
+    if (!doc || !/\.test\.ya?ml$/.test(doc.path)) return this.schedule(0);
+    const before = this.state.document === doc.toString() ? JSON.stringify(this.state.response?.path ?? null) : undefined;
+    const deadline = Date.now() + 60_000;
+    const poll = async () => {
+      if (!this.panel || this.doc?.toString() !== doc.toString()) return;
+      await this.refresh();
+      const now = JSON.stringify(this.state.response?.path ?? null);
+      if (now !== 'null' && now !== before) return;
+      if (Date.now() < deadline) this.pollTimer = setTimeout(() => void poll(), 500);
+    };
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    void poll();
   }
 
   private schedule(ms = DEBOUNCE_MS) {
@@ -199,6 +216,7 @@ export class GraphView implements vscode.Disposable {
 
   dispose() {
     if (this.timer) clearTimeout(this.timer);
+    if (this.pollTimer) clearTimeout(this.pollTimer);
     this.panel?.dispose();
     for (const s of this.subs) s.dispose();
   }
