@@ -16,12 +16,10 @@
 
 use std::collections::BTreeSet;
 
-use wfx_runner::interpret::CaseRun;
 use wfx_runner::sandbox::{check_hook_scripts, check_skill_scripts};
 use wfx_schemas::check::{Target, resolve_target};
 use wfx_schemas::diagnostics::{Diagnostic, sort_diagnostics};
 use wfx_schemas::files::FileAccess;
-use wfx_schemas::graph::{CasePath, START};
 use wfx_schemas::workspace::{self, FileKind, WorkflowDir};
 
 /// The workflow folder of a hook script path (`<root>/workflows/<slug>/hooks/…`).
@@ -91,30 +89,6 @@ pub fn script_diagnostics(fs: &dyn FileAccess, paths: &[String]) -> Vec<Diagnost
     sort_diagnostics(&mut out);
     out.dedup_by(|a, b| a.file == b.file && a.range == b.range && a.code == b.code);
     out
-}
-
-/// The path a case run took (FORMAT §E.2): each state of the trail with the index of the
-/// case step during which it was first reached, and the traversed edges in order
-/// (`__start__` → the entry state first). Sub-workflow trail steps (which name a child
-/// workflow) are skipped: their states are not nodes of this graph.
-pub fn case_path(run: &CaseRun) -> CasePath {
-    let mut path = CasePath::default();
-    let mut at = START.to_owned();
-    for (step, t) in &run.trail {
-        if t.workflow.is_some() {
-            continue;
-        }
-        path.reached.entry(t.to.clone()).or_insert(*step);
-        // A trigger entry always comes from `__start__`.
-        let from = if t.kind == "trigger" {
-            START.to_owned()
-        } else {
-            at
-        };
-        path.edges.push((from, t.to.clone()));
-        at = t.to.clone();
-    }
-    path
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@
 --     EXPECT_WORKFLOW_LENS   lens title on workflow.yaml                           (Run all cases)
 --     EXPECT_HINT            inlay hint label substring on a case file             (/60)
 --     EXPECT_RENAME          comma list of path suffixes the rename edit touches   (workflow.yaml,.test.yaml)
+--     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
+--                            expect more inlay hints on its step lines afterwards (per-step results)   (on)
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
 -- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
 local env = vim.env
@@ -37,6 +39,7 @@ local X = {
   workflow_lens = expect('EXPECT_WORKFLOW_LENS', 'Run all cases'),
   hint = expect('EXPECT_HINT', '/60'),
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
+  run = expect('EXPECT_RUN', 'on'),
 }
 
 local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
@@ -111,17 +114,39 @@ local function has_all(labels, csv)
   return ok
 end
 
-local function lens_titles(buf, client)
+local function lenses_of(buf, client)
+  -- fail fast (not after a request timeout) when the server announces no code lenses
+  if not client.server_capabilities.codeLensProvider then return {}, 'server announces no codeLensProvider' end
   local res, err = request(buf, client, 'textDocument/codeLens', { textDocument = vim.lsp.util.make_text_document_params(buf) })
-  local titles = {}
+  local out_ = {}
   for _, l in ipairs(res or {}) do
     if not l.command and (client.server_capabilities.codeLensProvider or {}).resolveProvider then
       local r = request(buf, client, 'codeLens/resolve', l)
       l = r or l
     end
-    table.insert(titles, l.command and l.command.title or '<unresolved>')
+    table.insert(out_, l)
   end
+  return out_, err
+end
+
+local function lens_titles(buf, client)
+  local lenses, err = lenses_of(buf, client)
+  local titles = {}
+  for _, l in ipairs(lenses) do table.insert(titles, l.command and l.command.title or '<unresolved>') end
   return titles, err
+end
+
+local function hint_labels(buf, client)
+  local params = { textDocument = vim.lsp.util.make_text_document_params(buf),
+    range = { start = { line = 0, character = 0 }, ['end'] = { line = vim.api.nvim_buf_line_count(buf), character = 0 } } }
+  local res, err = request(buf, client, 'textDocument/inlayHint', params)
+  local labels = {}
+  for _, h in ipairs(res or {}) do
+    local l = h.label
+    if type(l) == 'table' then l = table.concat(vim.tbl_map(function(p) return p.value end, l)) end
+    table.insert(labels, { line = h.position.line, label = l })
+  end
+  return labels, err
 end
 
 local function main()
@@ -242,6 +267,47 @@ local function main()
     end
     check('rename', ok, { uris = uris, err = err })
   else skip('rename') end
+
+  -- 5b. run the case through its lens's command (as vim.lsp.codelens.run() would), then per-step inlay hints
+  if X.run and X.lens then
+    local lenses = lenses_of(case, client)
+    local lens
+    for _, l in ipairs(lenses) do
+      if l.command and l.command.title:find(X.lens, 1, true) then lens = l break end
+    end
+    local before = hint_labels(case, client)
+    local res, err
+    if lens then
+      local resp
+      resp, err = vim.lsp.buf_request_sync(case, 'workspace/executeCommand',
+        { command = lens.command.command, arguments = lens.command.arguments }, math.max(T, 30000))
+      local r = resp and resp[client.id]
+      res, err = r and r.result, err or (r and r.err)
+    end
+    local summary = type(res) == 'string' and res:sub(1, 300) or (res ~= nil and vim.json.encode(res):sub(1, 300) or nil)
+    check('run_case_command', lens ~= nil and err == nil,
+      { command = lens and lens.command, err = err and tostring(err.message or err), result = summary })
+    -- per-step hints: poll until the hints on step lines outnumber those before the run
+    local steps = {}
+    for i, l in ipairs(vim.api.nvim_buf_get_lines(case, 0, -1, false)) do
+      if l:find('^%s*%- ') then steps[i - 1] = true end
+    end
+    local function on_steps(labels)
+      local n = 0
+      for _, h in ipairs(labels) do if steps[h.line] then n = n + 1 end end
+      return n
+    end
+    local after = {}
+    -- the server runs in the background and answers the command at once
+    vim.wait(math.max(T, 30000), function()
+      after = hint_labels(case, client)
+      return on_steps(after) > on_steps(before)
+    end, 100)
+    check('run_step_hints', on_steps(after) > on_steps(before), { before = before, after = after })
+  else
+    skip('run_case_command')
+    skip('run_step_hints')
+  end
 
   -- 6. completion while typing: edit a case buffer, then ask at the end of the edited line
   local trig = open('workflows/order-lookup/tests/triggered-report.test.yaml')

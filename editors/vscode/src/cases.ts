@@ -170,3 +170,19 @@ export function caseOutcome(r: RunnerResult): { outcome: Outcome; messages: stri
   const messages = failures.length ? failures : r.error ? [r.error] : r.skipReason ? [r.skipReason] : [];
   return { outcome, messages, steps };
 }
+
+/**
+ * The outcome of step `index` of a case: its own records decide when it has any; otherwise (a step that checks
+ * nothing by itself, e.g. `send`) it passed when the case passed, or when the run went past it (a later step
+ * has records) and no earlier step failed; else it was not reached: skipped. A case that never ran (a load
+ * error, no records) therefore has every step skipped, never passed.
+ */
+export function stepOutcome(o: ReturnType<typeof caseOutcome>, index: number): Outcome {
+  const own = o.steps.get(index);
+  if (own) return own.outcome;
+  if (o.outcome === 'passed') return 'passed';
+  const firstBad = Math.min(...[...o.steps].filter(([, s]) => s.outcome !== 'passed').map(([i]) => i), Infinity);
+  const lastRun = Math.max(...o.steps.keys(), -1);
+  return index < firstBad && index < lastRun ? 'passed' : 'skipped';
+}
+

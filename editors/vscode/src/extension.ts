@@ -18,6 +18,7 @@ import {
 import { parseRunnerOutput } from './cases';
 import { DOCUMENT_SELECTOR, WATCH_GLOB } from './selector';
 import { backoffMs, isFailure, ResolvedServer, resolveServer } from './server';
+import { GraphView } from './graphView';
 import { CaseTests } from './testing';
 import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
 
@@ -30,6 +31,7 @@ let starting: Promise<void> | undefined;
 let log: vscode.LogOutputChannel;
 let ctx: vscode.ExtensionContext;
 let missingBinaryShown = false;
+let graphView: GraphView | undefined;
 const crashes: number[] = [];
 /** run commands registered client-side because the server did not announce them */
 const registeredFallbacks = new Set<string>();
@@ -41,6 +43,8 @@ export interface WfxApi {
   recentLog(): string[];
   ready(): Promise<void>;
   testing: CaseTests;
+  /** the workflow graph webview (`wfx.showGraph`): its last request, answer and what the webview drew */
+  graph: GraphView;
 }
 
 const cfg = () => vscode.workspace.getConfiguration('wfx');
@@ -104,6 +108,7 @@ async function runCommand(command: string, args: unknown[], next?: (command: str
   if (!c || !c.isRunning()) throw new Error('wfx-lsp is not running');
   const result = next ? await next(command, a) : await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: a });
   showRunResult(result);
+  graphView?.afterRun(typeof a[0] === 'string' ? a[0] : undefined);
   return result;
 }
 
@@ -222,10 +227,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
     const s = server();
     return isFailure(s) ? undefined : s.command;
   }, log);
+  const graph = new GraphView(() => client, log, isOurs);
+  graphView = graph;
   context.subscriptions.push(
     testing,
+    graph,
     vscode.commands.registerCommand('wfx.restartServer', restart),
     vscode.commands.registerCommand('wfx.showOutput', () => log.show()),
+    vscode.commands.registerCommand('wfx.showGraph', (uri?: vscode.Uri) => graph.show(uri instanceof vscode.Uri ? uri : undefined)),
     vscode.commands.registerCommand('wfx.configureYamlSchemas', () => writeYamlSchemasSetting(context.extensionPath)),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('wfx.server.enabled')) {
@@ -266,6 +275,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
       await starting;
     },
     testing,
+    graph,
   };
 }
 

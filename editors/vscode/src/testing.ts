@@ -12,6 +12,7 @@ import {
   parseRunnerOutput,
   parseSteps,
   resultMatches,
+  stepOutcome,
   RunnerResult,
 } from './cases';
 
@@ -243,13 +244,12 @@ export class CaseTests implements vscode.Disposable {
     const steps: vscode.TestItem[] = [];
     item.children.forEach((s) => steps.push(s));
     steps.sort((a, b) => stepIndex(a) - stepIndex(b));
-    const firstBad = Math.min(...[...o.steps].filter(([, s]) => s.outcome !== 'passed').map(([i]) => i), Infinity);
     let failLocation: vscode.Location | undefined;
     for (const s of steps) {
       const i = stepIndex(s);
       const so = o.steps.get(i);
       const where = s.range ? new vscode.Location(d.uri, s.range) : undefined;
-      const outcome: Outcome = so ? so.outcome : o.outcome === 'passed' || i < firstBad ? 'passed' : 'skipped';
+      const outcome: Outcome = stepOutcome(o, i);
       this.lastResults[s.id] = outcome;
       if (outcome === 'failed') {
         failLocation ??= where;

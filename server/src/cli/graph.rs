@@ -145,7 +145,7 @@ pub fn run_case_path(fs: &dyn FileAccess, case: &str) -> Result<CasePath, String
     };
     ro.script_host = Some(&make_host);
     let run = run_case_file(&ro, case).map_err(|e| e.to_string())?;
-    Ok(crate::analysis::case_path(&run))
+    Ok(wfx_runner::path::case_path(&run))
 }
 
 /// The rendered graph in `format`, with `path` lit.

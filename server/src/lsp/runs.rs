@@ -114,7 +114,7 @@ fn outcome_from_json(v: &Value, duration_ms: u64) -> CaseOutcome {
 pub fn outcome_from_run(run: &wfx_runner::interpret::CaseRun) -> CaseOutcome {
     let v = serde_json::to_value(&run.result).unwrap_or(Value::Null);
     let mut o = outcome_from_json(&v, run.duration_ms);
-    o.path = Some(crate::analysis::case_path(run));
+    o.path = Some(wfx_runner::path::case_path(run));
     o
 }
 

@@ -1,6 +1,6 @@
 import { strict as assert } from 'assert';
 import { test } from 'node:test';
-import { caseFilter, caseOutcome, locateCase, parseRunnerOutput, parseSteps, resultMatches } from '../../src/cases';
+import { caseFilter, caseOutcome, locateCase, parseRunnerOutput, parseSteps, resultMatches, RunnerResult, stepOutcome } from '../../src/cases';
 
 const CASE = `# comment
 title: Refund approved after human review
@@ -91,4 +91,18 @@ test('runner JSON is mapped to case and step outcomes', () => {
   assert.equal(c.outcome, 'errored');
   assert.equal(d.outcome, 'skipped');
   assert.equal(parseRunnerOutput('not json'), undefined);
+});
+
+test('stepOutcome: own records decide; otherwise passed only if the run went past the step', () => {
+  const o = (status: string, records: { step: number; status: string; kind: string }[], error?: string) =>
+    caseOutcome({ id: 'x', verdict: { status, failures: [] }, records, error } as unknown as RunnerResult);
+  // a case that never ran (load error): nothing passed
+  const never = o('failed', [], 'unknown step `sned`');
+  assert.deepEqual([0, 1].map((i) => stepOutcome(never, i)), ['skipped', 'skipped']);
+  // step 2 failed: 0 ran before it (passed), 1 has no records but the run went past it, 3 was not reached
+  const mid = o('failed', [{ step: 0, status: 'passed', kind: 'send' }, { step: 2, status: 'failed', kind: 'reachedState' }]);
+  assert.deepEqual([0, 1, 2, 3].map((i) => stepOutcome(mid, i)), ['passed', 'passed', 'failed', 'skipped']);
+  // a passed case: steps without records passed too; not-executed records are skipped
+  const ok = o('passed', [{ step: 1, status: 'not-executed', kind: 'grade' }]);
+  assert.deepEqual([0, 1].map((i) => stepOutcome(ok, i)), ['passed', 'skipped']);
 });
