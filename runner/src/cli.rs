@@ -323,6 +323,7 @@ pub fn run_cli_with(
             );
             return 2;
         }
+        let _ = writeln!(stderr, "reports written to {}", out.display());
     }
     code
 }

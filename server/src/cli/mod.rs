@@ -57,11 +57,13 @@ pub const EXIT_FINDINGS: i32 = 1;
 /// Exit code: usage or IO error (e.g. a path that does not exist).
 pub const EXIT_USAGE: i32 = 2;
 
-/// One group of arguments read through one root.
+/// One group of arguments read through one workspace root.
 struct Group {
     fs: DiskFiles,
-    /// Prepended to paths for display: `""` or `/`.
-    prefix: &'static str,
+    /// Prepended to workspace-relative paths for display: the root as seen from the
+    /// current folder (`""`, `"ws/"`, `"../../"` or an absolute `"/…/"`).
+    prefix: String,
+    /// Workspace-relative targets (`.` for the root itself).
     paths: Vec<String>,
 }
 
@@ -82,33 +84,75 @@ fn normalize_relative(arg: &str) -> String {
     }
 }
 
-fn groups(paths: &[String], cwd: &Path) -> Vec<Group> {
+/// The workspace root of a canonical path: the parent of its nearest `workflows` ancestor
+/// (the path itself counts), else the path itself when it is a folder holding `workflows/`,
+/// else the path (a folder) or its parent (a file). Rules such as "which workflow is this
+/// case of" need paths relative to that root, whatever folder `check` was started in.
+fn workspace_root(path: &Path) -> std::path::PathBuf {
+    for anc in path.ancestors() {
+        if anc.file_name().is_some_and(|n| n == "workflows") {
+            if let Some(parent) = anc.parent() {
+                return parent.to_path_buf();
+            }
+        }
+    }
+    if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().map_or_else(|| path.to_path_buf(), Path::to_path_buf)
+    }
+}
+
+/// `to` as seen from `from` (both absolute, canonical), `/`-terminated, `""` when equal:
+/// `ws/`, `../../`; an absolute path when they share nothing but `/`.
+fn relative_prefix(to: &Path, from: &Path) -> String {
+    let t: Vec<_> = to.components().collect();
+    let f: Vec<_> = from.components().collect();
+    let common = t.iter().zip(&f).take_while(|(a, b)| a == b).count();
+    if common <= 1 {
+        let s = to.to_string_lossy().replace('\\', "/");
+        return if s.ends_with('/') { s } else { format!("{s}/") };
+    }
+    let mut out = String::new();
+    for _ in common..f.len() {
+        out.push_str("../");
+    }
+    for c in t.iter().skip(common) {
+        out.push_str(&c.as_os_str().to_string_lossy());
+        out.push('/');
+    }
+    out
+}
+
+/// Groups the arguments by workspace root. `Err` names an argument that does not exist.
+fn groups(paths: &[String], cwd: &Path) -> Result<Vec<Group>, String> {
     let paths: Vec<String> = if paths.is_empty() {
         vec![".".to_owned()]
     } else {
         paths.to_vec()
     };
-    let mut rel = Group {
-        fs: DiskFiles::new(cwd),
-        prefix: "",
-        paths: Vec::new(),
-    };
-    let mut abs = Group {
-        fs: DiskFiles::new("/"),
-        prefix: "/",
-        paths: Vec::new(),
-    };
+    let cwd_abs = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let mut by_root: BTreeMap<std::path::PathBuf, Vec<String>> = BTreeMap::new();
     for p in paths {
-        if let Some(stripped) = p.strip_prefix('/') {
-            abs.paths.push(normalize_relative(stripped));
-        } else {
-            rel.paths.push(normalize_relative(&p));
-        }
+        let given = if p.starts_with('/') { p.clone() } else { normalize_relative(&p) };
+        let abs = std::fs::canonicalize(cwd.join(&given))
+            .map_err(|_| format!("no such file or folder: {given}"))?;
+        let root = workspace_root(&abs);
+        let rel = abs
+            .strip_prefix(&root)
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        let rel = if rel.is_empty() { ".".to_owned() } else { rel };
+        by_root.entry(root).or_default().push(rel);
     }
-    [rel, abs]
+    Ok(by_root
         .into_iter()
-        .filter(|g| !g.paths.is_empty())
-        .collect()
+        .map(|(root, paths)| Group {
+            prefix: relative_prefix(&root, &cwd_abs),
+            fs: DiskFiles::new(root),
+            paths,
+        })
+        .collect())
 }
 
 fn display(prefix: &str, file: &str) -> String {
@@ -138,16 +182,16 @@ fn run_groups(groups: &[Group]) -> Result<Report, String> {
         }
         for f in wanted {
             if let Some(t) = load_text(&g.fs, &f) {
-                report.texts.insert(display(g.prefix, &f), t);
+                report.texts.insert(display(&g.prefix, &f), t);
             }
         }
         report.diagnostics.extend(diags.into_iter().map(|mut d| {
-            d.file = display(g.prefix, &d.file);
+            d.file = display(&g.prefix, &d.file);
             d.related = d
                 .related
                 .into_iter()
                 .map(|r| Related {
-                    file: display(g.prefix, &r.file),
+                    file: display(&g.prefix, &r.file),
                     ..r
                 })
                 .collect();
@@ -221,7 +265,7 @@ fn apply_fixes(g: &Group) -> Result<usize, String> {
         }
         out.extend_from_slice(new_text.as_bytes());
         g.fs.write(&file, &out)
-            .map_err(|e| format!("cannot write {}: {e}", display(g.prefix, &file)))?;
+            .map_err(|e| format!("cannot write {}: {e}", display(&g.prefix, &file)))?;
         applied += n;
     }
     Ok(applied)
@@ -235,7 +279,13 @@ pub fn run_check(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
-    let groups = groups(&opts.paths, cwd);
+    let groups = match groups(&opts.paths, cwd) {
+        Ok(g) => g,
+        Err(e) => {
+            let _ = writeln!(stderr, "error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     if opts.fix {
         let mut total = 0;
         for g in &groups {
@@ -260,6 +310,14 @@ pub fn run_check(
             return EXIT_USAGE;
         }
     };
+    if report.files == 0 {
+        let _ = writeln!(
+            stderr,
+            "error: nothing to check: no workflow.yaml, case, agent script or WORKFLOW.md under {}",
+            if opts.paths.is_empty() { ".".to_owned() } else { opts.paths.join(", ") }
+        );
+        return EXIT_USAGE;
+    }
     let written = match opts.format {
         Format::Human => render::human(&report, opts.color, stdout),
         Format::Json => render::json(&report, stdout),
@@ -313,19 +371,22 @@ mod tests {
     }
 
     #[test]
-    fn arguments_are_normalised_and_split_by_root() {
+    fn arguments_are_normalised_and_grouped_by_workspace_root() {
         assert_eq!(normalize_relative("./ws//workflows/"), "ws/workflows");
         assert_eq!(normalize_relative("./"), ".");
         assert_eq!(normalize_relative("../x"), "../x");
-        let g = groups(&["/abs/ws".into(), "rel".into()], Path::new("/cwd"));
-        assert_eq!(g.len(), 2);
-        assert_eq!(
-            (g[0].prefix, g[0].paths.clone()),
-            ("", vec!["rel".to_owned()])
-        );
-        assert_eq!(
-            (g[1].prefix, g[1].paths.clone()),
-            ("/", vec!["abs/ws".to_owned()])
-        );
+        let tmp = std::env::temp_dir().join(format!("wfx-cli-groups-{}", std::process::id()));
+        let tests = tmp.join("ws/workflows/a/tests");
+        std::fs::create_dir_all(&tests).unwrap();
+        std::fs::write(tests.join("c.test.yaml"), "title: x\n").unwrap();
+        // From inside a workflow folder, a case still resolves against the workspace root.
+        let g = groups(&["tests/c.test.yaml".into(), ".".into()], &tmp.join("ws/workflows/a")).unwrap();
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].prefix, "../../");
+        assert_eq!(g[0].paths, ["workflows/a/tests/c.test.yaml", "workflows/a"]);
+        let g = groups(&["ws".into()], &tmp).unwrap();
+        assert_eq!((g[0].prefix.as_str(), g[0].paths.clone()), ("ws/", vec![".".to_owned()]));
+        assert!(groups(&["nope".into()], &tmp).unwrap_err().contains("nope"));
+        std::fs::remove_dir_all(&tmp).unwrap();
     }
 }
