@@ -31,7 +31,7 @@ from lsp_client import Client, children_of, vm_field  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / "target/bench-tools"
-OUT = REPO / "target/bench-compare"
+OUT = Path(os.environ.get("WFX_BENCH_OUT", REPO / "target/bench-compare"))
 CORPUS = REPO / "tests/corpus/customer-support"
 WFX = REPO / "target/release/wfx-lsp"
 YLS = TOOLS / "npm/node_modules/yaml-language-server/bin/yaml-language-server"
@@ -446,6 +446,53 @@ def main():
         print(json.dumps(results["soak"]), flush=True)
         resfile.write_text(json.dumps(results, indent=2))
     table(results)
+    (OUT / "results.md").write_text(render(results))
+    print(f"markdown: {OUT / 'results.md'}")
+
+
+def render(r):
+    """The figures as Markdown tables (pasted into docs/performance.md)."""
+    out = []
+    lsp = r.get("lsp", {})
+    if lsp:
+        out += ["| server | case | edits | startup to first diagnostics | edit → diagnostics p50 / p99 / max |"
+                " completion p50 / p99 | peak RSS | load |",
+                "|---|---|---|---|---|---|---|---|"]
+        for s in lsp["sessions"]:
+            out.append(f"| {s['server']} | {s['lines']} lines | {s['edits']} | {s['startup_ms']:.1f} ms |"
+                       f" {s['edit_p50_ms']:.2f} / {s['edit_p99_ms']:.2f} / {s['edit_max_ms']:.2f} ms |"
+                       f" {s['completion_p50_ms']:.2f} / {s['completion_p99_ms']:.2f} ms |"
+                       f" {s['peak_rss_mib']:.1f} MiB | {s['load']:.1f} |")
+        out += ["", "| server | startup to first diagnostics, 10,000-case workspace | peak RSS | load |",
+                "|---|---|---|---|"]
+        for s in lsp["startup_10k"]:
+            out.append(f"| {s['server']} | {s['startup_ms']:.1f} ms | {s['peak_rss_mib']:.1f} MiB | {s['load']:.1f} |")
+        out += ["", "| server | documents opened | RSS before → after | per open document | load |",
+                "|---|---|---|---|---|"]
+        for s in lsp["mem_per_doc"]:
+            out.append(f"| {s['server']} | {s['docs']} | {s['rss_before_mib']:.1f} → {s['rss_after_mib']:.1f} MiB |"
+                       f" {s['kib_per_doc']:.1f} KiB | {s['load']:.1f} |")
+    if "check" in r:
+        out += ["", "| tool | files | wall | files/s | notes | load |", "|---|---|---|---|---|---|"]
+        for name, c in r["check"].items():
+            out.append(f"| {name} | {c['files']} | {c['wall_s']*1e3:.0f} ms | {c['files_per_s']:.0f} |"
+                       f" {c['note']} | {c['load']:.1f} |")
+    if "runner" in r:
+        x = r["runner"]
+        out += ["", "| suite | cases | steps | wall (best of 3) | exit | load |", "|---|---|---|---|---|---|"]
+        for k, v in x["suites"].items():
+            out.append(f"| {k} extra copies | {v['cases']} | {v['steps']} | {v['wall_s']*1e3:.0f} ms |"
+                       f" {v['exit']} | {v['load']:.1f} |")
+        out.append(f"\nOverhead per scripted case {x['per_case_ms']:.3f} ms, per step"
+                   f" {x['per_step_ms']:.4f} ms (slope between the two suites).")
+    if "soak" in r:
+        x = r["soak"]
+        rss = ", ".join(f"{n:,} edits: {m:.1f} MiB" for n, m in x["rss_mib"])
+        out += ["", f"Soak: {x['edits']:,} random edits across {x['docs']} documents in {x['wall_s']:.1f} s"
+                f" (load {x['load']:.1f}); completion every 10 edits p50 {x['completion_p50_ms']:.2f} ms,"
+                f" p99 {x['completion_p99_ms']:.2f} ms; RSS {rss}; peak {x['peak_rss_mib']:.1f} MiB;"
+                f" server alive at the end: {x['alive_at_end']}, exit code {x['exit']}."]
+    return "\n".join(out) + "\n"
 
 
 def table(r):

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use saphyr_parser::Parser;
 
 fn main() {
-    let list = std::env::args().nth(1).expect("usage: parse_only <list file>");
+    let list = std::env::args()
+        .nth(1)
+        .expect("usage: parse_only <list file>");
     let t_total = Instant::now();
     let names = std::fs::read_to_string(list).unwrap();
     let (mut files, mut events, mut bytes, mut errors) = (0u64, 0u64, 0u64, 0u64);

@@ -271,7 +271,15 @@ impl<'t> OffsetMap<'t> {
 
 enum Frame {
     Seq { items: Vec<Node>, start: u32, anchor: usize },
-    Map { entries: Vec<Entry>, pending_key: Option<Node>, start: u32, anchor: usize },
+    /// `keys`: the first occurrence of each scalar key, so that the duplicate-key check
+    /// stays O(log n) per key (100,000 keys, issue 8).
+    Map {
+        entries: Vec<Entry>,
+        pending_key: Option<Node>,
+        start: u32,
+        anchor: usize,
+        keys: BTreeMap<String, TextRange>,
+    },
 }
 
 /// Parses a YAML stream into span trees. Never panics; every failure becomes a
@@ -392,7 +400,13 @@ pub fn parse(text: &str) -> Parsed {
                 stack.push(if is_seq {
                     Frame::Seq { items: Vec::new(), start: range.start, anchor }
                 } else {
-                    Frame::Map { entries: Vec::new(), pending_key: None, start: range.start, anchor }
+                    Frame::Map {
+                        entries: Vec::new(),
+                        pending_key: None,
+                        start: range.start,
+                        anchor,
+                        keys: BTreeMap::new(),
+                    }
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => {
@@ -402,7 +416,7 @@ pub fn parse(text: &str) -> Parsed {
                         let end = items.last().map(|n| n.range.end);
                         (Value::Seq(items), start, anchor, end)
                     }
-                    Frame::Map { entries, pending_key, start, anchor } => {
+                    Frame::Map { entries, pending_key, start, anchor, .. } => {
                         let mut entries = entries;
                         let mut end = entries.last().map(|e| e.value.range.end.max(e.key.range.end));
                         if let Some(key) = pending_key {
@@ -498,7 +512,7 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &
     match stack.last_mut() {
         None => *root = Some(node),
         Some(Frame::Seq { items, .. }) => items.push(node),
-        Some(Frame::Map { entries, pending_key, .. }) => match pending_key.take() {
+        Some(Frame::Map { entries, pending_key, keys, .. }) => match pending_key.take() {
             None => {
                 if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
                     issues.push(YamlIssue {
@@ -507,15 +521,18 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &
                         message: "a mapping key must be a scalar, not a list or a mapping".into(),
                         related: None,
                     });
-                } else if let Some(text) = node.scalar_text()
-                    && let Some(first) = entries.iter().find(|e| e.key.scalar_text().as_deref() == Some(&*text)) {
+                } else if let Some(text) = node.scalar_text() {
+                    if let Some(first) = keys.get(&*text) {
                         issues.push(YamlIssue {
                             kind: YamlIssueKind::DuplicateKey,
                             range: node.range,
                             message: format!("duplicate key `{text}`; the first occurrence is kept"),
-                            related: Some(first.key.range),
+                            related: Some(*first),
                         });
+                    } else {
+                        keys.insert(text.to_string(), node.range);
                     }
+                }
                 *pending_key = Some(node);
             }
             Some(key) => entries.push(Entry { key, value: node }),
