@@ -91,7 +91,7 @@ def gen_workspace(root, n):
         d = root / TESTS_REL / "gen" / f"{i // 100:03}"
         d.mkdir(parents=True, exist_ok=True)
         p = d / f"case-{i:05}.test.yaml"
-        p.write_text(text.replace("title: ", f"title: [{i}] ", 1))
+        p.write_text(text.replace("title: ", f"title: C{i} ", 1))
         paths.append(p)
     return paths
 
