@@ -18,16 +18,24 @@ use wfx_schemas::text::PositionEncoding;
 
 const WORKFLOW: &str = "states:\n  intake:\n    triggers:\n      manual: {}\n    transitions:\n      done: {}\n  done: {}\n";
 const CASE: &str = "title: T\ndescription: d\nsteps:\n  - send: \"héllo 😀\"\n  - reply:\n      includes: [\"a\", \"/b/i\"]\n  - reachedState: done\n";
-const PIECES: &[&str] = &["", "x", "\n", "\r\n", "\r", ": ", "  - ", "é", "😀", "\u{feff}", "[", "{", "&a ", "*a", "\"", "#", "\t"];
+const PIECES: &[&str] = &[
+    "", "x", "\n", "\r\n", "\r", ": ", "  - ", "é", "😀", "\u{feff}", "[", "{", "&a ", "*a", "\"",
+    "#", "\t",
+];
 const PATH: &str = "workflows/a/tests/x.test.yaml";
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&head, rest)) = data.split_first() else { return };
+    let Some((&head, rest)) = data.split_first() else {
+        return;
+    };
     let (init, ops) = if head & 1 == 0 {
         (CASE.to_owned(), rest)
     } else {
         let cut = rest.len().min(usize::from(head >> 1));
-        (String::from_utf8_lossy(&rest[..cut]).into_owned(), &rest[cut..])
+        (
+            String::from_utf8_lossy(&rest[..cut]).into_owned(),
+            &rest[cut..],
+        )
     };
     let enc = match head >> 6 {
         0 => PositionEncoding::Utf8,
@@ -37,18 +45,36 @@ fuzz_target!(|data: &[u8]| {
     let mut doc = Document::new(&init, 1, None);
     let fs = MemFiles::new().with("workflows/a/workflow.yaml", WORKFLOW);
     for (i, op) in ops.chunks(6).enumerate() {
-        let [sl, sc, el, ec, t, flags] = *op else { break };
-        let pos = |l: u8, c: u8| lsp::Position::new(
-            if flags & 1 == 0 { u32::from(l % 16) } else { u32::from(l) * 1000 },
-            if flags & 2 == 0 { u32::from(c % 24) } else { u32::from(c) << 24 },
-        );
+        let [sl, sc, el, ec, t, flags] = *op else {
+            break;
+        };
+        let pos = |l: u8, c: u8| {
+            lsp::Position::new(
+                if flags & 1 == 0 {
+                    u32::from(l % 16)
+                } else {
+                    u32::from(l) * 1000
+                },
+                if flags & 2 == 0 {
+                    u32::from(c % 24)
+                } else {
+                    u32::from(c) << 24
+                },
+            )
+        };
         let text = if flags & 4 == 0 {
             PIECES[usize::from(t) % PIECES.len()].to_owned()
         } else {
             PIECES[usize::from(t) % PIECES.len()].repeat(usize::from(t % 7))
         };
         let change = lsp::TextDocumentContentChangeEvent {
-            range: if flags & 8 == 0 { Some(lsp::Range::new(pos(sl, sc), pos(el, ec))) } else if t == 0 { None } else { Some(lsp::Range::new(pos(sl, sc), pos(sl, sc))) },
+            range: if flags & 8 == 0 {
+                Some(lsp::Range::new(pos(sl, sc), pos(el, ec)))
+            } else if t == 0 {
+                None
+            } else {
+                Some(lsp::Range::new(pos(sl, sc), pos(sl, sc)))
+            },
             range_length: None,
             text,
         };
@@ -60,8 +86,15 @@ fuzz_target!(|data: &[u8]| {
         let fs = fs.clone().with(PATH, text.as_bytes().to_vec());
         for d in wfx_schemas::check::check_text(&fs, PATH, text) {
             if d.file == PATH {
-                assert!(d.range.start <= d.range.end && d.range.end as usize <= text.len(), "{d:?}");
-                assert!(text.is_char_boundary(d.range.start as usize) && text.is_char_boundary(d.range.end as usize), "{d:?}");
+                assert!(
+                    d.range.start <= d.range.end && d.range.end as usize <= text.len(),
+                    "{d:?}"
+                );
+                assert!(
+                    text.is_char_boundary(d.range.start as usize)
+                        && text.is_char_boundary(d.range.end as usize),
+                    "{d:?}"
+                );
             }
         }
     }
