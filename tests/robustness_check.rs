@@ -1,0 +1,232 @@
+//! Adversarial corpus through `wfx-lsp check` (the built binary), issue 8: an alias bomb,
+//! a 50 MB file, 100,000-deep flow nesting, invalid UTF-8, NUL bytes, a 1 MB line,
+//! 100,000 keys, mixed CRLF and LF, and a BOM in the middle of a file. Each file is
+//! generated here (nothing large is kept in the repository) and must end in a clean
+//! report: exit 0 or 1 (never 101, the panic exit, nor a signal), JSON on stdout, and the
+//! expected diagnostic codes where the input is wrong. The process gets a 60 s hang guard
+//! (not a speed assertion); the measured time and peak RSS (VmHWM, sampled) are printed
+//! and the peak RSS is bounded generously (bounded memory, issue 8).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    reason = "test code fails loudly and prints its measurements"
+)]
+
+mod support;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::corpus_copy;
+
+const HANG_GUARD: Duration = Duration::from_secs(60);
+const TESTS: &str = "workflows/order-lookup/tests";
+
+/// A valid ~6-line case body after `title:`.
+const TAIL: &str = "description: An adversarial case.\nsteps:\n  - send: hi\n";
+
+/// The adversarial inputs, except the 50 MB file: (stem, bytes, codes that must all be
+/// reported; empty = the file is valid and must be clean).
+pub fn adversarial() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
+    // Billion laughs: 10 levels of 9 aliases each (9^10 nodes if expanded).
+    let mut bomb = String::from(
+        "title: Bomb\ndescription: x\nvariables:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    );
+    let mut prev = 'a';
+    for n in 'b'..='k' {
+        bomb.push_str(&format!(
+            "  {n}: &{n} [{}]\n",
+            vec![format!("*{prev}"); 9].join(", ")
+        ));
+        prev = n;
+    }
+    bomb.push_str("steps:\n  - send: hi\n");
+    let deep_seq = format!(
+        "title: Deep\n{TAIL}variables:\n  v: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let mut deep_map = format!("title: Deep map\n{TAIL}variables:\n  v: ");
+    deep_map.push_str(&"{a: ".repeat(100_000));
+    deep_map.push('1');
+    deep_map.push_str(&"}".repeat(100_000));
+    deep_map.push('\n');
+    let long_line = format!("title: \"{}\"\n{TAIL}", "L".repeat(1024 * 1024));
+    let mut many_keys = format!("title: Many keys\n{TAIL}variables:\n");
+    for i in 0..100_000 {
+        many_keys.push_str(&format!("  k{i}: {i}\n"));
+    }
+    let mut many_top = String::from("title: Many top-level keys\n");
+    for i in 0..100_000 {
+        many_top.push_str(&format!("key{i}: {i}\n"));
+    }
+    many_top.push_str(TAIL);
+    let crlf = "title: Mixed line ends\r\ndescription: CRLF and LF\nsteps:\r\n  - send: hi\n  - sned: typo\r\n";
+    let bom_mid = format!("title: BOM\n\u{feff}{TAIL}");
+    vec![
+        ("alias-bomb", bomb.into_bytes(), vec!["WFX004"]),
+        ("deep-seq", deep_seq.into_bytes(), vec!["WFX00"]),
+        ("deep-map", deep_map.into_bytes(), vec!["WFX00"]),
+        (
+            "invalid-utf8",
+            b"title: Bad \xff\xfe\xc3\x28 bytes\ndescription: x\nsteps: []\n".to_vec(),
+            vec!["WFX006"],
+        ),
+        (
+            "nul",
+            b"title: \"a \x00 b\"\ndescription: x\x00y\nsteps:\n  - send: hi\n".to_vec(),
+            vec!["WFX001"],
+        ),
+        ("long-line", long_line.into_bytes(), vec!["WFX1"]),
+        ("many-keys", many_keys.into_bytes(), vec![]),
+        ("many-top-keys", many_top.into_bytes(), vec!["WFX1"]),
+        ("mixed-crlf", crlf.as_bytes().to_vec(), vec!["WFX120"]),
+        ("bom-middle", bom_mid.into_bytes(), vec!["WFX001"]),
+    ]
+}
+
+/// Runs `wfx-lsp check --format json <rel>` in `dir` with the hang guard; returns (exit
+/// code, stdout JSON, elapsed, peak RSS in KiB as sampled).
+fn check(dir: &std::path::Path, rel: &str) -> (Option<i32>, Value, Duration, u64) {
+    let t = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        .args(["check", "--format", "json", rel])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        out.read_to_end(&mut s).unwrap();
+        s
+    });
+    let mut peak = 0;
+    let status = loop {
+        if let Some(h) = vm_hwm(pid) {
+            peak = peak.max(h);
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t.elapsed() > HANG_GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{rel}: `wfx-lsp check` still running after {HANG_GUARD:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = t.elapsed();
+    let stdout = reader.join().unwrap();
+    let json: Value = serde_json::from_slice(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{rel}: stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&stdout[..stdout.len().min(500)])
+        )
+    });
+    (status.code(), json, elapsed, peak)
+}
+
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn codes(report: &Value) -> Vec<String> {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn adversarial_files_end_in_diagnostics_or_a_clean_report() {
+    let ws = corpus_copy();
+    let mut missing = Vec::new();
+    for (stem, bytes, want) in adversarial() {
+        let rel = format!("{TESTS}/{stem}.test.yaml");
+        std::fs::write(ws.path().join(&rel), &bytes).unwrap();
+        let (code, report, elapsed, peak) = check(ws.path(), &rel);
+        let got = codes(&report);
+        let mut distinct = got.clone();
+        distinct.dedup();
+        println!(
+            "{stem:<14} {:>9} bytes  exit {code:?}  {:>8.1} ms  peak RSS {:>7.1} MiB  {} diagnostics {distinct:?}",
+            bytes.len(),
+            elapsed.as_secs_f64() * 1e3,
+            peak as f64 / 1024.0,
+            got.len()
+        );
+        let expected_exit = if want.is_empty() { 0 } else { 1 };
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{stem}: exit {code:?} (panic or signal)"
+        );
+        if code != Some(expected_exit) {
+            missing.push(format!(
+                "{stem}: exit {code:?}, expected {expected_exit}: {got:?}"
+            ));
+        }
+        for w in &want {
+            if !got.iter().any(|c| c.starts_with(w)) {
+                missing.push(format!("{stem}: want {w}, got {got:?}"));
+            }
+        }
+        // Bounded memory: far below what an expanded alias bomb (9^10 nodes) would take.
+        // (100,000 unknown top-level keys yield 100,000 diagnostics: ~550 MiB in a debug
+        // build, reported in docs/performance.md.)
+        assert!(peak < 1024 * 1024, "{stem}: peak RSS {peak} KiB");
+        // Every diagnostic range lies inside the file.
+        for d in report["diagnostics"].as_array().unwrap() {
+            let end = d["range"]["end"]["line"].as_u64().unwrap_or(0);
+            assert!(
+                end <= bytes.iter().filter(|b| **b == b'\n').count() as u64 + 1,
+                "{stem}: {d}"
+            );
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}
+
+#[test]
+fn a_50_mb_case_is_checked_once_with_bounded_memory() {
+    let ws = corpus_copy();
+    let mut big = String::with_capacity(51 * 1024 * 1024);
+    big.push_str("title: Fifty megabytes\ndescription: A very large case.\nsteps:\n");
+    let mut i = 0;
+    while big.len() < 50 * 1024 * 1024 {
+        big.push_str(&format!("  - send: \"{} {i}\"\n", "z".repeat(100)));
+        i += 1;
+    }
+    big.push_str("  - sned: the only mistake\n");
+    let rel = format!("{TESTS}/big.test.yaml");
+    std::fs::write(ws.path().join(&rel), &big).unwrap();
+    let (code, report, elapsed, peak) = check(ws.path(), &rel);
+    let got = codes(&report);
+    println!(
+        "50 MB case: {} bytes, exit {code:?}, {:.1} ms, peak RSS {:.1} MiB, codes {got:?}",
+        big.len(),
+        elapsed.as_secs_f64() * 1e3,
+        peak as f64 / 1024.0
+    );
+    assert_eq!(code, Some(1), "{got:?}");
+    assert!(!got.is_empty());
+    assert!(
+        peak < 2 * 1024 * 1024,
+        "peak RSS {peak} KiB for a 50 MB file"
+    );
+}
