@@ -41,13 +41,22 @@ fn fixture() -> tempfile::TempDir {
     let tmp = corpus_copy();
     let tests = tmp.path().join("workflows/order-lookup/tests");
     let write = |name: &str, text: &str| std::fs::write(tests.join(name), text).unwrap();
-    write("typo.test.yaml", "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - sned: hi\n");
-    write("dup.test.yaml", "title: Dup\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n");
+    write(
+        "typo.test.yaml",
+        "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - sned: hi\n",
+    );
+    write(
+        "dup.test.yaml",
+        "title: Dup\ntitle: Again\ndescription: Two titles.\nsteps:\n  - send: hi\n",
+    );
     write(
         "wide.test.yaml",
         "title: Wide\ndescription: Emoji and CJK before the error.\nsteps: [{send: \"😀注文\"}, {sned: x}]\n",
     );
-    write("ok.test.yaml", "title: Fine\ndescription: A valid case.\nsteps:\n  - send: hi\n");
+    write(
+        "ok.test.yaml",
+        "title: Fine\ndescription: A valid case.\nsteps:\n  - send: hi\n",
+    );
     tmp
 }
 
@@ -127,7 +136,8 @@ fn paths_may_be_files_workflow_folders_parents_or_absolute() {
     assert_eq!(code, 1);
     assert_eq!(stdout.lines().count(), 1);
     assert!(
-        stdout.starts_with("::error file=workflows/order-lookup/tests/typo.test.yaml,line=4,col=5,"),
+        stdout
+            .starts_with("::error file=workflows/order-lookup/tests/typo.test.yaml,line=4,col=5,"),
         "{stdout}"
     );
     let (code, stdout, _) = run(
@@ -140,7 +150,9 @@ fn paths_may_be_files_workflow_folders_parents_or_absolute() {
         ],
     );
     assert_eq!((code, stdout.as_str()), (0, ""));
-    let abs = ws.path().join("workflows/order-lookup/tests/typo.test.yaml");
+    let abs = ws
+        .path()
+        .join("workflows/order-lookup/tests/typo.test.yaml");
     let (code, stdout, _) = run(
         Path::new("/"),
         &["check", "--format", "github", abs.to_str().unwrap()],
@@ -153,7 +165,10 @@ fn paths_may_be_files_workflow_folders_parents_or_absolute() {
         )),
         "{stdout}"
     );
-    let (code, stdout, _) = run(ws.path(), &["check", "--format", "json", "workflows/order-lookup"]);
+    let (code, stdout, _) = run(
+        ws.path(),
+        &["check", "--format", "json", "workflows/order-lookup"],
+    );
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     // workflow.yaml, 9 + 4 cases and 9 agent scripts.
@@ -175,14 +190,20 @@ fn missing_path_is_a_usage_error() {
 fn fix_applies_the_edits_and_rechecks() {
     let ws = fixture();
     let (code, stdout, stderr) = run(ws.path(), &["check", "--fix", "--format", "github"]);
-    let typo =
-        std::fs::read_to_string(ws.path().join("workflows/order-lookup/tests/typo.test.yaml")).unwrap();
+    let typo = std::fs::read_to_string(
+        ws.path()
+            .join("workflows/order-lookup/tests/typo.test.yaml"),
+    )
+    .unwrap();
     assert_eq!(
         typo,
         "title: Typo\ndescription: A near-miss step name.\nsteps:\n  - send: hi\n"
     );
-    let wide =
-        std::fs::read_to_string(ws.path().join("workflows/order-lookup/tests/wide.test.yaml")).unwrap();
+    let wide = std::fs::read_to_string(
+        ws.path()
+            .join("workflows/order-lookup/tests/wide.test.yaml"),
+    )
+    .unwrap();
     assert!(wide.contains("{send: x}"), "{wide}");
     assert!(stderr.contains("applied"), "{stderr}");
     // The duplicate key has no certain fix and stays.

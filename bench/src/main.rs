@@ -65,17 +65,23 @@ fn micro(name: &str, text: &str) {
     // (the first, cold run pays for it and is printed separately).
     let cache = wfx_schemas::check::WorkflowCache::new();
     let cold = Instant::now();
-    std::hint::black_box(wfx_schemas::check::check_text_cached(&fs, &cache, CASE_REL, text));
+    std::hint::black_box(wfx_schemas::check::check_text_cached(
+        &fs, &cache, CASE_REL, text,
+    ));
     let cold_us = cold.elapsed().as_secs_f64() * 1e6;
     // Warm up, then time until ~2 s or 2,000 runs.
     for _ in 0..5 {
-        std::hint::black_box(wfx_schemas::check::check_text_cached(&fs, &cache, CASE_REL, text));
+        std::hint::black_box(wfx_schemas::check::check_text_cached(
+            &fs, &cache, CASE_REL, text,
+        ));
     }
     let mut samples = Vec::new();
     let start = Instant::now();
     while samples.len() < 2000 && start.elapsed() < Duration::from_secs(2) {
         let t = Instant::now();
-        std::hint::black_box(wfx_schemas::check::check_text_cached(&fs, &cache, CASE_REL, text));
+        std::hint::black_box(wfx_schemas::check::check_text_cached(
+            &fs, &cache, CASE_REL, text,
+        ));
         samples.push(t.elapsed().as_secs_f64() * 1e6);
     }
     samples.sort_by(f64::total_cmp);

@@ -360,8 +360,12 @@ fn write_reports(
         };
         std::fs::write(out.join(name), buf)?;
     }
-    let row = serde_json::to_string(&report::history_row(runs, meta.started_ms, meta.duration_ms))
-        .map_err(std::io::Error::other)?;
+    let row = serde_json::to_string(&report::history_row(
+        runs,
+        meta.started_ms,
+        meta.duration_ms,
+    ))
+    .map_err(std::io::Error::other)?;
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

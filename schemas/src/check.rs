@@ -63,11 +63,14 @@ impl WorkflowCache {
     }
 
     fn load_text(&self, dir: &WorkflowDir, path: &str, text: String) -> Option<Arc<WorkflowInfo>> {
-        let mut map = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(info) = map.get(path) {
-            if info.text == text {
-                return Some(Arc::clone(info));
-            }
+        let mut map = self
+            .entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(info) = map.get(path)
+            && info.text == text
+        {
+            return Some(Arc::clone(info));
         }
         let info = Arc::new(build_workflow_info(dir, path.to_owned(), text));
         map.insert(path.to_owned(), Arc::clone(&info));
@@ -83,7 +86,13 @@ fn build_workflow_info(dir: &WorkflowDir, path: String, text: String) -> Workflo
         }
         _ => None,
     };
-    WorkflowInfo { dir: dir.clone(), path, text, parsed, model }
+    WorkflowInfo {
+        dir: dir.clone(),
+        path,
+        text,
+        parsed,
+        model,
+    }
 }
 
 /// What one check run shares between files: the file access, the workflow cache and the
@@ -96,16 +105,24 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(fs: &'a dyn FileAccess, cache: &'a WorkflowCache) -> Self {
-        Self { fs, cache, slugs: std::cell::RefCell::new(BTreeMap::new()) }
+        Self {
+            fs,
+            cache,
+            slugs: std::cell::RefCell::new(BTreeMap::new()),
+        }
     }
 
     fn workflow_slugs(&self, root: &str) -> Vec<String> {
         if let Some(s) = self.slugs.borrow().get(root) {
             return s.clone();
         }
-        let list: Vec<String> =
-            workspace::discover_workflows(self.fs, root).into_iter().map(|w| w.slug).collect();
-        self.slugs.borrow_mut().insert(root.to_owned(), list.clone());
+        let list: Vec<String> = workspace::discover_workflows(self.fs, root)
+            .into_iter()
+            .map(|w| w.slug)
+            .collect();
+        self.slugs
+            .borrow_mut()
+            .insert(root.to_owned(), list.clone());
         list
     }
 }
@@ -121,12 +138,18 @@ fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
                 format!("the file is not valid UTF-8 (first invalid byte at offset {at})"),
             )
         }),
-        Err(FileError::NotFound) => {
-            Err(Diagnostic::new(&diagnostics::UNREADABLE_FILE, path, TextRange::empty(0), "the file does not exist"))
-        }
-        Err(FileError::Other(why)) => {
-            Err(Diagnostic::new(&diagnostics::UNREADABLE_FILE, path, TextRange::empty(0), format!("cannot read the file: {why}")))
-        }
+        Err(FileError::NotFound) => Err(Diagnostic::new(
+            &diagnostics::UNREADABLE_FILE,
+            path,
+            TextRange::empty(0),
+            "the file does not exist",
+        )),
+        Err(FileError::Other(why)) => Err(Diagnostic::new(
+            &diagnostics::UNREADABLE_FILE,
+            path,
+            TextRange::empty(0),
+            format!("cannot read the file: {why}"),
+        )),
     }
 }
 
@@ -184,13 +207,20 @@ fn check_file_inner(ctx: &Ctx<'_>, path: &str) -> Vec<Diagnostic> {
 
 /// Parses `text` and reports YAML-level problems; returns the single root when the
 /// document rules may run.
-pub fn parse_and_report(path: &str, text: &str, out: &mut Vec<Diagnostic>) -> (Parsed, Option<Node>) {
+pub fn parse_and_report(
+    path: &str,
+    text: &str,
+    out: &mut Vec<Diagnostic>,
+) -> (Parsed, Option<Node>) {
     let parsed = yaml::parse(text);
     out.extend(rules::yaml::check(path, &parsed));
     if parsed.has_syntax_error() {
         return (parsed, None);
     }
-    let root = parsed.documents.first().cloned().unwrap_or(Node { value: yaml::Value::Null, range: TextRange::empty(0) });
+    let root = parsed.documents.first().cloned().unwrap_or(Node {
+        value: yaml::Value::Null,
+        range: TextRange::empty(0),
+    });
     (parsed, Some(root))
 }
 
@@ -216,7 +246,9 @@ fn check_kind(ctx: &Ctx<'_>, path: &str, text: &str, kind: &FileKind) -> Vec<Dia
             let (_, root) = parse_and_report(path, text, &mut out);
             if let Some(root) = root {
                 let doc = rules::case::check_document(path, &root);
-                let parses = doc.iter().all(|d| d.severity != diagnostics::Severity::Error);
+                let parses = doc
+                    .iter()
+                    .all(|d| d.severity != diagnostics::Severity::Error);
                 out.extend(doc);
                 if root.as_map().is_some() {
                     let case = crate::model::case::Case::from_node(&root);
@@ -236,7 +268,11 @@ fn check_kind(ctx: &Ctx<'_>, path: &str, text: &str, kind: &FileKind) -> Vec<Dia
             let (_, root) = parse_and_report(path, text, &mut out);
             if let Some(root) = root {
                 let wf = ctx.cache.load(fs, dir);
-                out.extend(rules::agent::check_document(path, &root, wf.as_deref().and_then(|w| w.model.as_ref())));
+                out.extend(rules::agent::check_document(
+                    path,
+                    &root,
+                    wf.as_deref().and_then(|w| w.model.as_ref()),
+                ));
             }
         }
     }
@@ -309,16 +345,22 @@ pub fn resolve_target(fs: &dyn FileAccess, path: &str) -> Option<Target> {
     if entries.iter().any(|e| e.is_dir && e.name == "workflows") {
         return Some(Target::Workspace(path.to_owned()));
     }
-    if entries.iter().any(|e| !e.is_dir && e.name == "workflow.yaml")
-        && let FileKind::Workflow(dir) = workspace::classify(&join(path, "workflow.yaml")) {
-            return Some(Target::Workflow(dir));
-        }
+    if entries
+        .iter()
+        .any(|e| !e.is_dir && e.name == "workflow.yaml")
+        && let FileKind::Workflow(dir) = workspace::classify(&join(path, "workflow.yaml"))
+    {
+        return Some(Target::Workflow(dir));
+    }
     Some(Target::Folder(path.to_owned()))
 }
 
 /// Diagnostics of `check` targets; `Err` names a path that does not exist. Files counted
 /// are returned with the diagnostics.
-pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<(Vec<Diagnostic>, usize), String> {
+pub fn check_paths(
+    fs: &dyn FileAccess,
+    paths: &[String],
+) -> Result<(Vec<Diagnostic>, usize), String> {
     let cache = WorkflowCache::new();
     let ctx = Ctx::new(fs, &cache);
     let mut out = Vec::new();
@@ -345,7 +387,10 @@ pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<(Vec<Diagnos
         };
         for d in dirs {
             files.insert(d.spec_path());
-            for c in workspace::discover_cases(fs, &d).into_iter().chain(workspace::discover_agent_scripts(fs, &d)) {
+            for c in workspace::discover_cases(fs, &d)
+                .into_iter()
+                .chain(workspace::discover_agent_scripts(fs, &d))
+            {
                 files.insert(c);
             }
             out.extend(check_workflow_dir_in(&ctx, &d));

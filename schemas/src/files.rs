@@ -80,7 +80,11 @@ impl FileAccess for MemFiles {
     }
 
     fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError> {
-        let prefix = if dir.is_empty() || dir == "." { String::new() } else { format!("{}/", dir.trim_end_matches('/')) };
+        let prefix = if dir.is_empty() || dir == "." {
+            String::new()
+        } else {
+            format!("{}/", dir.trim_end_matches('/'))
+        };
         let mut out = BTreeMap::new();
         for path in self.files.keys() {
             if let Some(rest) = path.strip_prefix(&prefix) {
@@ -93,7 +97,10 @@ impl FileAccess for MemFiles {
         if out.is_empty() {
             return Err(FileError::NotFound);
         }
-        Ok(out.into_iter().map(|(name, is_dir)| DirEntry { name, is_dir }).collect())
+        Ok(out
+            .into_iter()
+            .map(|(name, is_dir)| DirEntry { name, is_dir })
+            .collect())
     }
 
     fn is_file(&self, path: &str) -> bool {
@@ -147,8 +154,26 @@ mod tests {
             .with("workflows/a/tests/x.test.yaml", "")
             .with("workflows/a/tests/sub/y.test.yaml", "");
         let l = fs.list("workflows/a").unwrap();
-        assert_eq!(l, vec![DirEntry { name: "tests".into(), is_dir: true }, DirEntry { name: "workflow.yaml".into(), is_dir: false }]);
-        assert_eq!(walk(&fs, "workflows/a/tests"), vec!["workflows/a/tests/sub/y.test.yaml", "workflows/a/tests/x.test.yaml"]);
+        assert_eq!(
+            l,
+            vec![
+                DirEntry {
+                    name: "tests".into(),
+                    is_dir: true
+                },
+                DirEntry {
+                    name: "workflow.yaml".into(),
+                    is_dir: false
+                }
+            ]
+        );
+        assert_eq!(
+            walk(&fs, "workflows/a/tests"),
+            vec![
+                "workflows/a/tests/sub/y.test.yaml",
+                "workflows/a/tests/x.test.yaml"
+            ]
+        );
         assert!(walk(&fs, "nope").is_empty());
         assert_eq!(fs.list("missing"), Err(FileError::NotFound));
     }

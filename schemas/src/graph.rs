@@ -128,7 +128,11 @@ impl Graph {
         for s in &wf.states {
             nodes.push(GraphNode {
                 id: s.slug.value.clone(),
-                kind: if s.kind == StateType::Human { NodeKind::Human } else { NodeKind::Agent },
+                kind: if s.kind == StateType::Human {
+                    NodeKind::Human
+                } else {
+                    NodeKind::Agent
+                },
                 terminal: s.is_terminal(),
                 title: s.title.clone(),
                 triggers: s.triggers.iter().map(|t| t.id.value.clone()).collect(),
@@ -139,7 +143,10 @@ impl Graph {
                     source: s.slug.value.clone(),
                     target: tr.to.value.clone(),
                     conditional: false,
-                    label: tr.description.as_deref().map(crate::text::collapse_whitespace),
+                    label: tr
+                        .description
+                        .as_deref()
+                        .map(crate::text::collapse_whitespace),
                     kind: EdgeKind::Transition(tr.kind.as_ref().map(|k| k.value.clone())),
                 });
             }
@@ -157,7 +164,12 @@ impl Graph {
             nodes,
             edges,
             entry: wf.trigger("manual").map(|t| t.state.clone()),
-            finals: wf.states.iter().filter(|s| s.is_terminal()).map(|s| s.slug.value.clone()).collect(),
+            finals: wf
+                .states
+                .iter()
+                .filter(|s| s.is_terminal())
+                .map(|s| s.slug.value.clone())
+                .collect(),
         }
     }
 
@@ -179,12 +191,24 @@ impl Graph {
             })
             .collect();
         let mut m = serde_json::Map::new();
-        m.insert("nodes".into(), self.nodes.iter().map(|n| serde_json::Value::from(n.id.clone())).collect());
+        m.insert(
+            "nodes".into(),
+            self.nodes
+                .iter()
+                .map(|n| serde_json::Value::from(n.id.clone()))
+                .collect(),
+        );
         m.insert("edges".into(), edges.into());
         if let Some(e) = &self.entry {
             m.insert("entry".into(), e.clone().into());
         }
-        m.insert("finals".into(), self.finals.iter().map(|f| serde_json::Value::from(f.clone())).collect());
+        m.insert(
+            "finals".into(),
+            self.finals
+                .iter()
+                .map(|f| serde_json::Value::from(f.clone()))
+                .collect(),
+        );
         m.insert("mermaid".into(), self.to_mermaid(None).into());
         serde_json::Value::Object(m)
     }
@@ -221,8 +245,18 @@ impl Graph {
         let mut lit_links = Vec::new();
         for (i, e) in self.edges.iter().enumerate() {
             let arrow = if e.conditional { "-.->" } else { "-->" };
-            let label = e.label.as_deref().map(|l| truncate(l, 48)).map(|l| format!("|\"{}\"|", escape_mermaid(&l))).unwrap_or_default();
-            let _ = writeln!(out, "    {} {arrow}{label} {}", mermaid_id(&e.source), mermaid_id(&e.target));
+            let label = e
+                .label
+                .as_deref()
+                .map(|l| truncate(l, 48))
+                .map(|l| format!("|\"{}\"|", escape_mermaid(&l)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    {} {arrow}{label} {}",
+                mermaid_id(&e.source),
+                mermaid_id(&e.target)
+            );
             if path.is_some_and(|p| p.lit_edge(&e.source, &e.target)) {
                 lit_links.push(i);
             }
@@ -231,7 +265,9 @@ impl Graph {
         out.push_str("    classDef terminal fill:#e8f4ea,stroke:#2e7d32\n");
         out.push_str("    classDef lit fill:#d6e9ff,stroke:#1565c0,stroke-width:3px\n");
         for n in &self.nodes {
-            let lit = path.is_some_and(|p| p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty()));
+            let lit = path.is_some_and(|p| {
+                p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty())
+            });
             let class = if lit {
                 Some("lit")
             } else if n.kind == NodeKind::Human {
@@ -255,7 +291,9 @@ impl Graph {
     /// simple: boxes, `doublecircle`-free; lit nodes and edges are drawn in blue and bold
     /// with the step index in the label.
     pub fn to_dot(&self, path: Option<&CasePath>) -> String {
-        let mut out = String::from("digraph workflow {\n    rankdir=TB;\n    node [fontname=\"Helvetica\"];\n    edge [fontname=\"Helvetica\", fontsize=10];\n");
+        let mut out = String::from(
+            "digraph workflow {\n    rankdir=TB;\n    node [fontname=\"Helvetica\"];\n    edge [fontname=\"Helvetica\", fontsize=10];\n",
+        );
         for n in &self.nodes {
             let mut label = n.id.clone();
             if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
@@ -267,17 +305,46 @@ impl Graph {
                 (NodeKind::Agent, true) => "doubleoctagon",
                 (NodeKind::Agent, false) => "box",
             };
-            let lit = path.is_some_and(|p| p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty()));
-            let color = if lit { ", color=\"blue\", penwidth=3, fontcolor=\"blue\"" } else { "" };
-            let label = if n.kind == NodeKind::Start { "start".to_owned() } else { label };
-            let _ = writeln!(out, "    \"{}\" [label=\"{}\", shape={shape}{color}];", escape_dot(&n.id), escape_dot(&label));
+            let lit = path.is_some_and(|p| {
+                p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty())
+            });
+            let color = if lit {
+                ", color=\"blue\", penwidth=3, fontcolor=\"blue\""
+            } else {
+                ""
+            };
+            let label = if n.kind == NodeKind::Start {
+                "start".to_owned()
+            } else {
+                label
+            };
+            let _ = writeln!(
+                out,
+                "    \"{}\" [label=\"{}\", shape={shape}{color}];",
+                escape_dot(&n.id),
+                escape_dot(&label)
+            );
         }
         for e in &self.edges {
             let style = if e.conditional { ", style=dashed" } else { "" };
-            let label = e.label.as_deref().map(|l| truncate(l, 40)).map(|l| format!(", label=\"{}\"", escape_dot(&l))).unwrap_or_default();
+            let label = e
+                .label
+                .as_deref()
+                .map(|l| truncate(l, 40))
+                .map(|l| format!(", label=\"{}\"", escape_dot(&l)))
+                .unwrap_or_default();
             let lit = path.is_some_and(|p| p.lit_edge(&e.source, &e.target));
-            let color = if lit { ", color=\"blue\", penwidth=3" } else { "" };
-            let _ = writeln!(out, "    \"{}\" -> \"{}\" [arrowhead=normal{style}{label}{color}];", escape_dot(&e.source), escape_dot(&e.target));
+            let color = if lit {
+                ", color=\"blue\", penwidth=3"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "    \"{}\" -> \"{}\" [arrowhead=normal{style}{label}{color}];",
+                escape_dot(&e.source),
+                escape_dot(&e.target)
+            );
         }
         out.push_str("}\n");
         out
@@ -290,7 +357,11 @@ impl Graph {
     fn mermaid_ids(&self) -> BTreeMap<String, String> {
         let mut ids: BTreeMap<String, String> = BTreeMap::new();
         let mut taken: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-        let names = self.nodes.iter().map(|n| &n.id).chain(self.edges.iter().flat_map(|e| [&e.source, &e.target]));
+        let names = self
+            .nodes
+            .iter()
+            .map(|n| &n.id)
+            .chain(self.edges.iter().flat_map(|e| [&e.source, &e.target]));
         for name in names {
             if ids.contains_key(name) {
                 continue;
@@ -311,14 +382,32 @@ impl Graph {
 
 /// Words a Mermaid flowchart statement may start with; a node id spelled like one would be
 /// read as that statement (`subgraph` opens a subgraph, `end` closes one).
-const MERMAID_KEYWORDS: &[&str] =
-    &["end", "graph", "flowchart", "subgraph", "style", "class", "classdef", "click", "linkstyle", "direction", "call", "href"];
+const MERMAID_KEYWORDS: &[&str] = &[
+    "end",
+    "graph",
+    "flowchart",
+    "subgraph",
+    "style",
+    "class",
+    "classdef",
+    "click",
+    "linkstyle",
+    "direction",
+    "call",
+    "href",
+];
 
 /// The sanitised Mermaid id of a name: ASCII letters and digits kept, everything else `_`,
 /// prefixed with `n` when empty, starting with a digit, or a Mermaid keyword.
 fn mermaid_id(id: &str) -> String {
-    let mut s: String = id.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    if s.is_empty() || MERMAID_KEYWORDS.contains(&s.to_ascii_lowercase().as_str()) || s.starts_with(|c: char| c.is_ascii_digit()) {
+    let mut s: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.is_empty()
+        || MERMAID_KEYWORDS.contains(&s.to_ascii_lowercase().as_str())
+        || s.starts_with(|c: char| c.is_ascii_digit())
+    {
         s.insert(0, 'n');
     }
     s
@@ -327,14 +416,20 @@ fn mermaid_id(id: &str) -> String {
 /// Escapes text for a quoted Mermaid label: quotes and pipes become entity codes, line
 /// breaks become `<br/>` (a raw break would end the statement).
 fn escape_mermaid(s: &str) -> String {
-    s.replace('"', "#quot;").replace('|', "#124;").replace("\r\n", "<br/>").replace(['\n', '\r'], "<br/>")
+    s.replace('"', "#quot;")
+        .replace('|', "#124;")
+        .replace("\r\n", "<br/>")
+        .replace(['\n', '\r'], "<br/>")
 }
 
 /// Escapes text for a quoted DOT string: backslashes and quotes are escaped and line
 /// breaks become the `\n` escape (a raw break inside a string splits the statement for
 /// line-oriented readers, and a literal backslash-`n` in a name stays literal).
 fn escape_dot(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace("\r\n", "\\n").replace(['\n', '\r'], "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace("\r\n", "\\n")
+        .replace(['\n', '\r'], "\\n")
 }
 
 fn truncate(s: &str, max_chars: usize) -> String {
@@ -362,7 +457,18 @@ mod tests {
         let g = Graph::from_workflow(&wf(SRC));
         let ids: Vec<_> = g.nodes.iter().map(|n| n.id.as_str()).collect();
         assert_eq!(ids, ["__start__", "a", "h", "done", "err"]);
-        let e: Vec<_> = g.edges.iter().map(|e| (e.source.as_str(), e.target.as_str(), e.conditional, e.label.as_deref())).collect();
+        let e: Vec<_> = g
+            .edges
+            .iter()
+            .map(|e| {
+                (
+                    e.source.as_str(),
+                    e.target.as_str(),
+                    e.conditional,
+                    e.label.as_deref(),
+                )
+            })
+            .collect();
         assert_eq!(
             e,
             [
@@ -390,7 +496,10 @@ mod tests {
         assert!(m.contains("linkStyle 2 stroke:#1565c0"), "{m}");
         assert!(!m.contains("class done lit"));
         let d = g.to_dot(Some(&p));
-        assert!(d.contains("\"h\" [label=\"h\\n(step 0)\", shape=hexagon, color=\"blue\""), "{d}");
+        assert!(
+            d.contains("\"h\" [label=\"h\\n(step 0)\", shape=hexagon, color=\"blue\""),
+            "{d}"
+        );
         assert!(d.contains("Go \\\"review\\\""), "{d}");
     }
 }
@@ -401,7 +510,9 @@ impl Graph {
     fn to_layout_dot(&self, path: Option<&CasePath>) -> String {
         let mut out = String::from("digraph workflow {\n");
         for n in &self.nodes {
-            let lit = path.is_some_and(|p| p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty()));
+            let lit = path.is_some_and(|p| {
+                p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty())
+            });
             let mut label = match n.kind {
                 NodeKind::Start => "start".to_owned(),
                 NodeKind::Human => format!("{} (human)", n.id),
@@ -443,7 +554,13 @@ impl Graph {
             if lit {
                 attrs.push("color=\"#1565c0\"".into());
             }
-            let _ = writeln!(out, "  \"{}\" -> \"{}\" [{}];", escape_dot(&e.source), escape_dot(&e.target), attrs.join(", "));
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\" [{}];",
+                escape_dot(&e.source),
+                escape_dot(&e.target),
+                attrs.join(", ")
+            );
         }
         out.push_str("}\n");
         out
@@ -468,7 +585,9 @@ impl Graph {
         let dot = self.to_layout_dot(path);
         std::panic::catch_unwind(move || {
             let mut parser = layout::gv::DotParser::new(&dot);
-            let ast = parser.process().map_err(|e| format!("graph layout failed: {e}"))?;
+            let ast = parser
+                .process()
+                .map_err(|e| format!("graph layout failed: {e}"))?;
             let mut builder = layout::gv::GraphBuilder::new();
             builder.visit_graph(&ast);
             let mut vg = builder.get();
@@ -486,16 +605,26 @@ mod svg_tests {
 
     #[test]
     fn svg_names_every_state_of_the_example_workflows() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/customer-support/workflows");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus/customer-support/workflows");
         let mut rendered = 0;
         for slug in ["order-lookup", "enrich-order"] {
-            let text = std::fs::read_to_string(dir.join(slug).join("workflow.yaml")).expect("corpus workflow exists");
+            let text = std::fs::read_to_string(dir.join(slug).join("workflow.yaml"))
+                .expect("corpus workflow exists");
             let wf = Workflow::from_node(&crate::yaml::parse(&text).documents[0]);
             assert!(!wf.states.is_empty());
             let svg = Graph::from_workflow(&wf).to_svg(None).expect("renders");
-            assert!(svg.starts_with("<svg") || svg.contains("<svg"), "{}", &svg[..100.min(svg.len())]);
+            assert!(
+                svg.starts_with("<svg") || svg.contains("<svg"),
+                "{}",
+                &svg[..100.min(svg.len())]
+            );
             for s in &wf.states {
-                assert!(svg.contains(&s.slug.value), "state {} missing from the SVG of {slug}", s.slug.value);
+                assert!(
+                    svg.contains(&s.slug.value),
+                    "state {} missing from the SVG of {slug}",
+                    s.slug.value
+                );
             }
             rendered += 1;
         }

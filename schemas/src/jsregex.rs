@@ -16,7 +16,9 @@ pub struct JsRegex {
 /// empty regex; `"/a/b/"` has body `a/b`.
 pub fn regex_token(s: &str) -> Option<(&str, &str)> {
     let rest = s.strip_prefix('/')?;
-    let flags_start = rest.trim_end_matches(|c: char| c.is_ascii_lowercase()).len();
+    let flags_start = rest
+        .trim_end_matches(|c: char| c.is_ascii_lowercase())
+        .len();
     let (head, flags) = rest.split_at(flags_start);
     let body = head.strip_suffix('/')?;
     Some((body, flags))
@@ -28,7 +30,9 @@ pub fn check_flags(flags: &str) -> Result<(), String> {
     let mut seen = String::new();
     for c in flags.chars() {
         if !"dgimsuvy".contains(c) {
-            return Err(format!("invalid flag `{c}` (flags are d, g, i, m, s, u, v, y)"));
+            return Err(format!(
+                "invalid flag `{c}` (flags are d, g, i, m, s, u, v, y)"
+            ));
         }
         if seen.contains(c) {
             return Err(format!("flag `{c}` is repeated"));
@@ -46,7 +50,10 @@ pub fn compile(body: &str, flags: &str) -> Result<JsRegex, String> {
     check_flags(flags)?;
     let engine_flags: String = flags.chars().filter(|c| "imsuv".contains(*c)).collect();
     let re = regress::Regex::with_flags(body, engine_flags.as_str()).map_err(|e| e.to_string())?;
-    Ok(JsRegex { re, unicode: flags.contains('u') || flags.contains('v') })
+    Ok(JsRegex {
+        re,
+        unicode: flags.contains('u') || flags.contains('v'),
+    })
 }
 
 /// Compiles `s` if it has the regex shape: `None` for a literal, `Some(Err)` for a
@@ -87,9 +94,19 @@ mod tests {
     #[test]
     fn ecmascript_features_compile_and_match() {
         assert!(compile_token("/(?<=a)b/").unwrap().unwrap().test("ab"));
-        assert!(compile_token(r"/(?<w>x)\k<w>/").unwrap().unwrap().test("xx"));
+        assert!(
+            compile_token(r"/(?<w>x)\k<w>/")
+                .unwrap()
+                .unwrap()
+                .test("xx")
+        );
         assert!(compile_token(r"/(a)\1/").unwrap().unwrap().test("aa"));
-        assert!(compile_token("/APPROV/i").unwrap().unwrap().test("approved"));
+        assert!(
+            compile_token("/APPROV/i")
+                .unwrap()
+                .unwrap()
+                .test("approved")
+        );
         assert!(compile_token("/(/").unwrap().is_err());
         assert!(compile_token("/a/gg").unwrap().is_err());
         assert!(compile_token("/a/uv").unwrap().is_err());

@@ -24,12 +24,18 @@ pub struct TextRange {
 impl TextRange {
     /// Builds a range; `end` is raised to `start` if it is smaller.
     pub fn new(start: u32, end: u32) -> Self {
-        Self { start, end: end.max(start) }
+        Self {
+            start,
+            end: end.max(start),
+        }
     }
 
     /// An empty range at `offset`.
     pub fn empty(offset: u32) -> Self {
-        Self { start: offset, end: offset }
+        Self {
+            start: offset,
+            end: offset,
+        }
     }
 
     /// Length in bytes.
@@ -50,7 +56,10 @@ impl TextRange {
 
     /// The smallest range covering both.
     pub fn cover(self, other: TextRange) -> TextRange {
-        TextRange { start: self.start.min(other.start), end: self.end.max(other.end) }
+        TextRange {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     /// The range as a `usize` range for slicing with `str::get`.
@@ -144,14 +153,22 @@ impl LineIndex {
                 b => {
                     let char_len = utf8_len(b);
                     if let Some(w) = wide.last_mut() {
-                        w.push(WideChar { col: to_u32(i - line_start), len: char_len as u8 });
+                        w.push(WideChar {
+                            col: to_u32(i - line_start),
+                            len: char_len as u8,
+                        });
                     }
                     i += char_len;
                 }
             }
         }
         line_ends.push(len);
-        Self { line_starts, line_ends, wide, len }
+        Self {
+            line_starts,
+            line_ends,
+            wide,
+            len,
+        }
     }
 
     /// Number of lines (a trailing newline opens one more, empty line).
@@ -171,13 +188,19 @@ impl LineIndex {
 
     /// Byte offset where `line` starts; past the end clamps to the text length.
     pub fn line_start(&self, line: u32) -> u32 {
-        self.line_starts.get(line as usize).copied().unwrap_or(self.len)
+        self.line_starts
+            .get(line as usize)
+            .copied()
+            .unwrap_or(self.len)
     }
 
     /// Byte offset where `line`'s content ends (before its break); clamps like
     /// [`Self::line_start`].
     pub fn line_end(&self, line: u32) -> u32 {
-        self.line_ends.get(line as usize).copied().unwrap_or(self.len)
+        self.line_ends
+            .get(line as usize)
+            .copied()
+            .unwrap_or(self.len)
     }
 
     /// The zero-based line containing byte `offset` (clamped to the text).
@@ -195,7 +218,11 @@ impl LineIndex {
         let start = self.line_start(line);
         let end = self.line_end(line);
         let mut col = offset.min(end) - start;
-        let wide = self.wide.get(line as usize).map(Vec::as_slice).unwrap_or(&[]);
+        let wide = self
+            .wide
+            .get(line as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         // Round down into a character boundary.
         for w in wide {
             if w.col < col && col < w.col + u32::from(w.len) {
@@ -229,7 +256,11 @@ impl LineIndex {
         }
         let start = self.line_start(pos.line);
         let end = self.line_end(pos.line);
-        let wide = self.wide.get(pos.line as usize).map(Vec::as_slice).unwrap_or(&[]);
+        let wide = self
+            .wide
+            .get(pos.line as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let col = match enc {
             PositionEncoding::Utf8 => {
                 let mut col = pos.character;
@@ -361,7 +392,10 @@ mod tests {
                     } else {
                         offset as u32
                     };
-                    assert_eq!(back, expected, "{text:?} offset {offset} enc {enc:?} pos {p:?}");
+                    assert_eq!(
+                        back, expected,
+                        "{text:?} offset {offset} enc {enc:?} pos {p:?}"
+                    );
                 }
             }
         }

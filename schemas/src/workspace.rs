@@ -58,12 +58,19 @@ pub fn is_case_name(path: &str) -> bool {
 /// Classifies a workspace-relative path.
 pub fn classify(path: &str) -> FileKind {
     let segs: Vec<&str> = path.split('/').collect();
-    let Some(w) = segs.iter().rposition(|s| *s == "workflows") else { return FileKind::Other };
-    let (Some(slug), Some(rest)) = (segs.get(w + 1), segs.get(w + 2..)) else { return FileKind::Other };
+    let Some(w) = segs.iter().rposition(|s| *s == "workflows") else {
+        return FileKind::Other;
+    };
+    let (Some(slug), Some(rest)) = (segs.get(w + 1), segs.get(w + 2..)) else {
+        return FileKind::Other;
+    };
     if slug.is_empty() {
         return FileKind::Other;
     }
-    let dir = WorkflowDir { root: segs.get(..w).map(|s| s.join("/")).unwrap_or_default(), slug: (*slug).to_owned() };
+    let dir = WorkflowDir {
+        root: segs.get(..w).map(|s| s.join("/")).unwrap_or_default(),
+        slug: (*slug).to_owned(),
+    };
     match rest {
         ["workflow.yaml"] => FileKind::Workflow(dir),
         ["WORKFLOW.md"] => FileKind::WorkflowMd(dir),
@@ -75,33 +82,53 @@ pub fn classify(path: &str) -> FileKind {
 
 /// The case id: the path relative to the tests folder without `.test.yaml`/`.test.yml`.
 pub fn case_id(tests_dir: &str, path: &str) -> String {
-    let rel = path.strip_prefix(tests_dir).map(|r| r.trim_start_matches('/')).unwrap_or(path);
-    rel.strip_suffix(".test.yaml").or_else(|| rel.strip_suffix(".test.yml")).unwrap_or(rel).to_owned()
+    let rel = path
+        .strip_prefix(tests_dir)
+        .map(|r| r.trim_start_matches('/'))
+        .unwrap_or(path);
+    rel.strip_suffix(".test.yaml")
+        .or_else(|| rel.strip_suffix(".test.yml"))
+        .unwrap_or(rel)
+        .to_owned()
 }
 
 /// The agent script beside a case: `x.test.yaml` → `x.agent.yaml`.
 pub fn agent_script_path(case_path: &str) -> String {
-    let stem = case_path.strip_suffix(".test.yaml").or_else(|| case_path.strip_suffix(".test.yml")).unwrap_or(case_path);
+    let stem = case_path
+        .strip_suffix(".test.yaml")
+        .or_else(|| case_path.strip_suffix(".test.yml"))
+        .unwrap_or(case_path);
     format!("{stem}.agent.yaml")
 }
 
 /// Every case file of a workflow, sorted in UTF-16 order (FORMAT §C.1).
 pub fn discover_cases(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<String> {
-    walk(fs, &wf.tests_dir()).into_iter().filter(|p| is_case_name(p)).collect()
+    walk(fs, &wf.tests_dir())
+        .into_iter()
+        .filter(|p| is_case_name(p))
+        .collect()
 }
 
 /// Every agent script of a workflow, sorted.
 pub fn discover_agent_scripts(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<String> {
-    walk(fs, &wf.tests_dir()).into_iter().filter(|p| p.ends_with(".agent.yaml")).collect()
+    walk(fs, &wf.tests_dir())
+        .into_iter()
+        .filter(|p| p.ends_with(".agent.yaml"))
+        .collect()
 }
 
 /// The workflows of the workspace at `root`: every folder under `<root>/workflows/`, sorted.
 pub fn discover_workflows(fs: &dyn FileAccess, root: &str) -> Vec<WorkflowDir> {
-    let Ok(entries) = fs.list(&join(root, "workflows")) else { return Vec::new() };
+    let Ok(entries) = fs.list(&join(root, "workflows")) else {
+        return Vec::new();
+    };
     entries
         .into_iter()
         .filter(|e| e.is_dir)
-        .map(|e| WorkflowDir { root: root.to_owned(), slug: e.name })
+        .map(|e| WorkflowDir {
+            root: root.to_owned(),
+            slug: e.name,
+        })
         .collect()
 }
 
@@ -111,14 +138,35 @@ mod tests {
 
     #[test]
     fn classification() {
-        let wd = |root: &str, slug: &str| WorkflowDir { root: root.into(), slug: slug.into() };
-        assert_eq!(classify("workflows/a/workflow.yaml"), FileKind::Workflow(wd("", "a")));
-        assert_eq!(classify("x/y/workflows/a/tests/s/t.test.yml"), FileKind::Case(wd("x/y", "a")));
-        assert_eq!(classify("workflows/a/tests/t.agent.yaml"), FileKind::AgentScript(wd("", "a")));
+        let wd = |root: &str, slug: &str| WorkflowDir {
+            root: root.into(),
+            slug: slug.into(),
+        };
+        assert_eq!(
+            classify("workflows/a/workflow.yaml"),
+            FileKind::Workflow(wd("", "a"))
+        );
+        assert_eq!(
+            classify("x/y/workflows/a/tests/s/t.test.yml"),
+            FileKind::Case(wd("x/y", "a"))
+        );
+        assert_eq!(
+            classify("workflows/a/tests/t.agent.yaml"),
+            FileKind::AgentScript(wd("", "a"))
+        );
         assert_eq!(classify("workflows/a/tests/fixture.yaml"), FileKind::Other);
         assert_eq!(classify("workflows/a/other.yaml"), FileKind::Other);
         assert_eq!(classify("other.yaml"), FileKind::Other);
-        assert_eq!(case_id("workflows/a/tests", "workflows/a/tests/sub/dir/case.test.yaml"), "sub/dir/case");
-        assert_eq!(agent_script_path("w/tests/a.test.yml"), "w/tests/a.agent.yaml");
+        assert_eq!(
+            case_id(
+                "workflows/a/tests",
+                "workflows/a/tests/sub/dir/case.test.yaml"
+            ),
+            "sub/dir/case"
+        );
+        assert_eq!(
+            agent_script_path("w/tests/a.test.yml"),
+            "w/tests/a.agent.yaml"
+        );
     }
 }

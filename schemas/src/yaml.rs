@@ -174,7 +174,11 @@ fn format_float(f: f64) -> String {
     if f.is_nan() {
         ".nan".into()
     } else if f.is_infinite() {
-        if f > 0.0 { ".inf".into() } else { "-.inf".into() }
+        if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        }
     } else {
         f.to_string()
     }
@@ -237,12 +241,20 @@ struct OffsetMap<'t> {
 
 impl<'t> OffsetMap<'t> {
     fn new(text: &'t str) -> Self {
-        Self { text, char_idx: 0, byte_idx: 0 }
+        Self {
+            text,
+            char_idx: 0,
+            byte_idx: 0,
+        }
     }
 
     fn byte(&mut self, char_index: usize) -> u32 {
         while self.char_idx < char_index {
-            match self.text.get(self.byte_idx..).and_then(|s| s.chars().next()) {
+            match self
+                .text
+                .get(self.byte_idx..)
+                .and_then(|s| s.chars().next())
+            {
                 Some(c) => {
                     self.byte_idx += c.len_utf8();
                     self.char_idx += 1;
@@ -251,7 +263,11 @@ impl<'t> OffsetMap<'t> {
             }
         }
         while self.char_idx > char_index {
-            match self.text.get(..self.byte_idx).and_then(|s| s.chars().next_back()) {
+            match self
+                .text
+                .get(..self.byte_idx)
+                .and_then(|s| s.chars().next_back())
+            {
                 Some(c) => {
                     self.byte_idx -= c.len_utf8();
                     self.char_idx -= 1;
@@ -270,11 +286,21 @@ impl<'t> OffsetMap<'t> {
 }
 
 enum Frame {
-    Seq { items: Vec<Node>, start: u32, anchor: usize },
+    Seq {
+        items: Vec<Node>,
+        start: u32,
+        anchor: usize,
+    },
     /// `seen`: each scalar key's text → the range of its first occurrence, so duplicate
     /// detection costs a map lookup per key instead of a scan of the entries (100,000 keys
     /// were quadratic).
-    Map { entries: Vec<Entry>, pending_key: Option<Node>, seen: BTreeMap<String, TextRange>, start: u32, anchor: usize },
+    Map {
+        entries: Vec<Entry>,
+        pending_key: Option<Node>,
+        seen: BTreeMap<String, TextRange>,
+        start: u32,
+        anchor: usize,
+    },
 }
 
 /// Parses a YAML stream into span trees. Never panics; every failure becomes a
@@ -332,7 +358,8 @@ pub fn parse(text: &str) -> Parsed {
             Event::DocumentEnd => {
                 let root = doc_root.take().unwrap_or(Node::new(Value::Null, range));
                 last_end = last_end.max(root.range.end).max(range.end);
-                out.document_ranges.push(TextRange::new(doc_start, last_end));
+                out.document_ranges
+                    .push(TextRange::new(doc_start, last_end));
                 out.documents.push(root);
             }
             Event::Alias(id) => {
@@ -368,7 +395,9 @@ pub fn parse(text: &str) -> Parsed {
                 // In flow context saphyr ends a quoted scalar's span after the whitespace
                 // that follows it (`{ a: "q" }`); a quoted scalar ends at its closing quote.
                 let range = match style {
-                    SaphyrStyle::DoubleQuoted | SaphyrStyle::SingleQuoted => trim_end_ws(text, range),
+                    SaphyrStyle::DoubleQuoted | SaphyrStyle::SingleQuoted => {
+                        trim_end_ws(text, range)
+                    }
                     _ => range,
                 };
                 let node = Node::new(resolve_scalar(&value, style, tag.as_deref()), range);
@@ -393,26 +422,51 @@ pub fn parse(text: &str) -> Parsed {
                 }
                 let is_seq = matches!(event, Event::SequenceStart(..));
                 stack.push(if is_seq {
-                    Frame::Seq { items: Vec::new(), start: range.start, anchor }
+                    Frame::Seq {
+                        items: Vec::new(),
+                        start: range.start,
+                        anchor,
+                    }
                 } else {
-                    Frame::Map { entries: Vec::new(), pending_key: None, seen: BTreeMap::new(), start: range.start, anchor }
+                    Frame::Map {
+                        entries: Vec::new(),
+                        pending_key: None,
+                        seen: BTreeMap::new(),
+                        start: range.start,
+                        anchor,
+                    }
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(frame) = stack.pop() else { continue };
                 let (value, start, anchor, child_end) = match frame {
-                    Frame::Seq { items, start, anchor } => {
+                    Frame::Seq {
+                        items,
+                        start,
+                        anchor,
+                    } => {
                         let end = items.last().map(|n| n.range.end);
                         (Value::Seq(items), start, anchor, end)
                     }
-                    Frame::Map { entries, pending_key, start, anchor, .. } => {
+                    Frame::Map {
+                        entries,
+                        pending_key,
+                        start,
+                        anchor,
+                        ..
+                    } => {
                         let mut entries = entries;
-                        let mut end = entries.last().map(|e| e.value.range.end.max(e.key.range.end));
+                        let mut end = entries
+                            .last()
+                            .map(|e| e.value.range.end.max(e.key.range.end));
                         if let Some(key) = pending_key {
                             // A key with no value event (should not happen); keep it as null.
                             let k_end = key.range.end;
                             end = Some(k_end);
-                            entries.push(Entry { key, value: Node::new(Value::Null, TextRange::empty(k_end)) });
+                            entries.push(Entry {
+                                key,
+                                value: Node::new(Value::Null, TextRange::empty(k_end)),
+                            });
                         }
                         (Value::Map(entries), start, anchor, end)
                     }
@@ -429,7 +483,9 @@ pub fn parse(text: &str) -> Parsed {
                 // Inside another flow collection saphyr's end span does not cover the
                 // closing bracket; find it after the last child (blanks, commas, comments).
                 let opener = text.get(start as usize..).and_then(|s| s.chars().next());
-                if !closing_text.is_some_and(|s| s == "]" || s == "}") && matches!(opener, Some('[' | '{')) {
+                if !closing_text.is_some_and(|s| s == "]" || s == "}")
+                    && matches!(opener, Some('[' | '{'))
+                {
                     let want = if opener == Some('[') { ']' } else { '}' };
                     let from = child_end.unwrap_or(start + 1).max(start + 1);
                     let mut in_comment = false;
@@ -476,14 +532,23 @@ fn trim_end_ws(text: &str, range: TextRange) -> TextRange {
     match text.get(range.as_usize()) {
         Some(s) => {
             let cut = s.len() - s.trim_end().len();
-            TextRange::new(range.start, range.end.saturating_sub(u32::try_from(cut).unwrap_or(0)).max(range.start))
+            TextRange::new(
+                range.start,
+                range
+                    .end
+                    .saturating_sub(u32::try_from(cut).unwrap_or(0))
+                    .max(range.start),
+            )
         }
         None => range,
     }
 }
 
 fn next_char_end(text: &str, at: u32) -> u32 {
-    let len = text.get(at as usize..).and_then(|s| s.chars().next()).map_or(0, char::len_utf8);
+    let len = text
+        .get(at as usize..)
+        .and_then(|s| s.chars().next())
+        .map_or(0, char::len_utf8);
     at + u32::try_from(len).unwrap_or(0)
 }
 
@@ -507,11 +572,21 @@ fn count_nodes(node: &Node) -> usize {
     count
 }
 
-fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &mut Vec<YamlIssue>) {
+fn push_node(
+    stack: &mut [Frame],
+    root: &mut Option<Node>,
+    node: Node,
+    issues: &mut Vec<YamlIssue>,
+) {
     match stack.last_mut() {
         None => *root = Some(node),
         Some(Frame::Seq { items, .. }) => items.push(node),
-        Some(Frame::Map { entries, pending_key, seen, .. }) => match pending_key.take() {
+        Some(Frame::Map {
+            entries,
+            pending_key,
+            seen,
+            ..
+        }) => match pending_key.take() {
             None => {
                 if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
                     issues.push(YamlIssue {
@@ -525,7 +600,9 @@ fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, issues: &
                         Some(first) => issues.push(YamlIssue {
                             kind: YamlIssueKind::DuplicateKey,
                             range: node.range,
-                            message: format!("duplicate key `{text}`; the first occurrence is kept"),
+                            message: format!(
+                                "duplicate key `{text}`; the first occurrence is kept"
+                            ),
                             related: Some(*first),
                         }),
                         None => {
@@ -550,14 +627,15 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>) -> Value {
         SaphyrStyle::Folded => ScalarStyle::Folded,
     };
     if let Some(tag) = tag
-        && (tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!") {
-            match tag.suffix.as_str() {
-                "str" => return Value::Str(value.to_owned(), our_style),
-                "null" => return Value::Null,
-                "bool" | "int" | "float" => return resolve_plain(value, our_style),
-                _ => {}
-            }
+        && (tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!")
+    {
+        match tag.suffix.as_str() {
+            "str" => return Value::Str(value.to_owned(), our_style),
+            "null" => return Value::Null,
+            "bool" | "int" | "float" => return resolve_plain(value, our_style),
+            _ => {}
         }
+    }
     if our_style != ScalarStyle::Plain {
         return Value::Str(value.to_owned(), our_style);
     }
@@ -569,30 +647,39 @@ fn resolve_plain(v: &str, style: ScalarStyle) -> Value {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "true" | "True" | "TRUE" => return Value::Bool(true),
         "false" | "False" | "FALSE" => return Value::Bool(false),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Value::Float(f64::INFINITY),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY);
+        }
         "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
         ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
         _ => {}
     }
     if let Some(hex) = v.strip_prefix("0x")
-        && !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return int_or_float(i64::from_str_radix(hex, 16).ok(), v);
-        }
+        && !hex.is_empty()
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return int_or_float(i64::from_str_radix(hex, 16).ok(), v);
+    }
     if let Some(oct) = v.strip_prefix("0o")
-        && !oct.is_empty() && oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-            return int_or_float(i64::from_str_radix(oct, 8).ok(), v);
-        }
+        && !oct.is_empty()
+        && oct.bytes().all(|b| (b'0'..=b'7').contains(&b))
+    {
+        return int_or_float(i64::from_str_radix(oct, 8).ok(), v);
+    }
     let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         return match v.parse::<i64>() {
             Ok(i) => Value::Int(i),
-            Err(_) => v.parse::<f64>().map_or(Value::Str(v.to_owned(), style), Value::Float),
+            Err(_) => v
+                .parse::<f64>()
+                .map_or(Value::Str(v.to_owned(), style), Value::Float),
         };
     }
     if is_core_float(digits)
-        && let Ok(f) = v.parse::<f64>() {
-            return Value::Float(f);
-        }
+        && let Ok(f) = v.parse::<f64>()
+    {
+        return Value::Float(f);
+    }
     Value::Str(v.to_owned(), style)
 }
 
@@ -612,7 +699,9 @@ fn is_core_float(s: &str) -> bool {
     let mut frac_digits = 0;
     if b.get(i) == Some(&b'.') {
         i += 1;
-        frac_digits = b.get(i..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        frac_digits = b
+            .get(i..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
         i += frac_digits;
     }
     if int_digits == 0 && frac_digits == 0 {
@@ -623,7 +712,9 @@ fn is_core_float(s: &str) -> bool {
         if matches!(b.get(i), Some(b'-' | b'+')) {
             i += 1;
         }
-        let exp = b.get(i..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        let exp = b
+            .get(i..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
         if exp == 0 {
             return false;
         }
@@ -667,7 +758,10 @@ mod tests {
         let send = &steps[0].as_map().unwrap()[0];
         assert_eq!(slice(text, send.value.range), "\"hi\"");
         assert_eq!(slice(text, steps[1].range), "reachedState: done");
-        assert_eq!(slice(text, root.get_value("steps").unwrap().range), "- send: \"hi\"\n  - reachedState: done");
+        assert_eq!(
+            slice(text, root.get_value("steps").unwrap().range),
+            "- send: \"hi\"\n  - reachedState: done"
+        );
     }
 
     #[test]
@@ -708,7 +802,13 @@ mod tests {
         let text = "a: 1\r\nb:\r\n  - x\r\n";
         let p = parse(text);
         assert!(p.issues.is_empty());
-        assert_eq!(slice(text, p.documents[0].get_value("b").unwrap().as_seq().unwrap()[0].range), "x");
+        assert_eq!(
+            slice(
+                text,
+                p.documents[0].get_value("b").unwrap().as_seq().unwrap()[0].range
+            ),
+            "x"
+        );
         let tab = parse("a:\n\t- x\n");
         assert!(tab.has_syntax_error());
     }
@@ -725,7 +825,15 @@ mod tests {
     #[test]
     fn aliases_resolve_and_bombs_are_bounded() {
         let p = parse("base: &b {x: 1}\nuse: *b\n");
-        assert_eq!(p.documents[0].get_value("use").unwrap().get_value("x").unwrap().value, Value::Int(1));
+        assert_eq!(
+            p.documents[0]
+                .get_value("use")
+                .unwrap()
+                .get_value("x")
+                .unwrap()
+                .value,
+            Value::Int(1)
+        );
         let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
         let mut prev = 'a';
         for c in 'b'..='j' {
@@ -733,7 +841,11 @@ mod tests {
             prev = c;
         }
         let p = parse(&bomb);
-        assert!(p.issues.iter().any(|i| i.kind == YamlIssueKind::AliasExpansion));
+        assert!(
+            p.issues
+                .iter()
+                .any(|i| i.kind == YamlIssueKind::AliasExpansion)
+        );
     }
 
     #[test]
@@ -741,13 +853,27 @@ mod tests {
         let text = "[".repeat(10_000) + &"]".repeat(10_000);
         let p = parse(&text);
         // saphyr's own recursion limit stops flow nesting with a positioned syntax error.
-        assert!(p.issues.iter().any(|i| i.kind == YamlIssueKind::Syntax && i.range.start > 0));
+        assert!(
+            p.issues
+                .iter()
+                .any(|i| i.kind == YamlIssueKind::Syntax && i.range.start > 0)
+        );
         let text = "a:\n".to_owned() + &"- ".repeat(300) + "x\n";
         let p = parse(&text);
-        assert!(p.issues.iter().any(|i| i.kind == YamlIssueKind::TooDeep), "{:?}", p.issues);
-        let text = (0..2000).map(|i| format!("{}k:\n", " ".repeat(i))).collect::<String>();
+        assert!(
+            p.issues.iter().any(|i| i.kind == YamlIssueKind::TooDeep),
+            "{:?}",
+            p.issues
+        );
+        let text = (0..2000)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .collect::<String>();
         let p = parse(&text);
-        assert!(p.issues.iter().any(|i| i.kind == YamlIssueKind::TooDeep || i.kind == YamlIssueKind::Syntax));
+        assert!(
+            p.issues
+                .iter()
+                .any(|i| i.kind == YamlIssueKind::TooDeep || i.kind == YamlIssueKind::Syntax)
+        );
     }
 
     #[test]
@@ -762,6 +888,9 @@ mod tests {
     #[test]
     fn to_json_keeps_order_and_types() {
         let p = parse("b: 1\na: [true, null, x]\n");
-        assert_eq!(p.documents[0].to_json().to_string(), r#"{"b":1,"a":[true,null,"x"]}"#);
+        assert_eq!(
+            p.documents[0].to_json().to_string(),
+            r#"{"b":1,"a":[true,null,"x"]}"#
+        );
     }
 }

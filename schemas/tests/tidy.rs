@@ -11,7 +11,9 @@ fn repo() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -28,7 +30,11 @@ fn every_source_file_starts_with_a_module_doc() {
     for dir in ["schemas/src", "runner/src", "server/src"] {
         rust_files(&repo().join(dir), &mut files);
     }
-    assert!(files.len() > 20, "too few source files found: {}", files.len());
+    assert!(
+        files.len() > 20,
+        "too few source files found: {}",
+        files.len()
+    );
     let missing: Vec<_> = files
         .iter()
         .filter(|f| {
@@ -36,7 +42,10 @@ fn every_source_file_starts_with_a_module_doc() {
             !text.trim_start().starts_with("//!")
         })
         .collect();
-    assert!(missing.is_empty(), "files without a `//!` module doc: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "files without a `//!` module doc: {missing:#?}"
+    );
 }
 
 #[test]
@@ -46,15 +55,36 @@ fn lower_crates_do_not_depend_on_protocol_or_runtime_crates() {
         .current_dir(repo())
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let nodes = meta["resolve"]["nodes"].as_array().unwrap();
     let name_of = |id: &str| -> String {
-        meta["packages"].as_array().unwrap().iter().find(|p| p["id"] == id).map(|p| p["name"].as_str().unwrap().to_owned()).unwrap()
+        meta["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .unwrap()
     };
-    let forbidden = ["tower-lsp-server", "tokio", "clap", "ropey", "dashmap", "ls-types", "lsp-types"];
+    let forbidden = [
+        "tower-lsp-server",
+        "tokio",
+        "clap",
+        "ropey",
+        "dashmap",
+        "ls-types",
+        "lsp-types",
+    ];
     for krate in ["wfx-schemas", "wfx-runner"] {
-        let root = nodes.iter().find(|n| name_of(n["id"].as_str().unwrap()) == krate).unwrap();
+        let root = nodes
+            .iter()
+            .find(|n| name_of(n["id"].as_str().unwrap()) == krate)
+            .unwrap();
         // Walk normal (non-dev) dependencies transitively.
         let mut todo = vec![root["id"].as_str().unwrap().to_owned()];
         let mut seen = std::collections::BTreeSet::new();
@@ -64,11 +94,18 @@ fn lower_crates_do_not_depend_on_protocol_or_runtime_crates() {
             }
             let node = nodes.iter().find(|n| n["id"] == id.as_str()).unwrap();
             for dep in node["deps"].as_array().unwrap() {
-                let normal = dep["dep_kinds"].as_array().unwrap().iter().any(|k| k["kind"].is_null());
+                let normal = dep["dep_kinds"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|k| k["kind"].is_null());
                 if normal {
                     let dep_id = dep["pkg"].as_str().unwrap().to_owned();
                     let name = name_of(&dep_id);
-                    assert!(!forbidden.contains(&name.as_str()), "{krate} depends on {name}");
+                    assert!(
+                        !forbidden.contains(&name.as_str()),
+                        "{krate} depends on {name}"
+                    );
                     todo.push(dep_id);
                 }
             }

@@ -89,8 +89,13 @@ impl ScriptHost for QuickJsHost {
         args.insert("variables".into(), req.variables.clone());
         let mut adapter = BridgeAdapter { inner: bridge };
         let b = budgets(req.timeout_ms, req.memory_limit_bytes, req.max_calls);
-        let outcome =
-            super::run_script(&req.source, &req.path, &Value::Object(args), &mut adapter, &b);
+        let outcome = super::run_script(
+            &req.source,
+            &req.path,
+            &Value::Object(args),
+            &mut adapter,
+            &b,
+        );
         self.last_logs = outcome.logs;
         outcome.result.map_err(script_error)
     }
@@ -125,11 +130,24 @@ mod tests {
 
     #[test]
     fn verdicts_and_throws_map_onto_the_seam() {
-        assert_eq!(hook("export default async () => ok();"), Ok(HookVerdict::Ok));
-        assert_eq!(hook("export default async () => veto('no');"), Ok(HookVerdict::Veto("no".into())));
-        assert_eq!(hook("export default async () => correct('again');"), Ok(HookVerdict::Correct("again".into())));
-        assert!(matches!(hook("export default async () => { throw new Error('boom'); };"), Err(ScriptError::Threw(m)) if m.contains("boom")));
-        assert!(matches!(hook("export default async () => { while (true) {} };"), Err(ScriptError::Failed(m)) if m.contains("timeoutMs")));
+        assert_eq!(
+            hook("export default async () => ok();"),
+            Ok(HookVerdict::Ok)
+        );
+        assert_eq!(
+            hook("export default async () => veto('no');"),
+            Ok(HookVerdict::Veto("no".into()))
+        );
+        assert_eq!(
+            hook("export default async () => correct('again');"),
+            Ok(HookVerdict::Correct("again".into()))
+        );
+        assert!(
+            matches!(hook("export default async () => { throw new Error('boom'); };"), Err(ScriptError::Threw(m)) if m.contains("boom"))
+        );
+        assert!(
+            matches!(hook("export default async () => { while (true) {} };"), Err(ScriptError::Failed(m)) if m.contains("timeoutMs"))
+        );
     }
 
     #[test]
@@ -148,6 +166,9 @@ mod tests {
                 &mut Files,
             )
             .unwrap();
-        assert_eq!(out, serde_json::json!(["archmax_workflow_enrich-order:{\"order_id\":\"A\"}", 1]));
+        assert_eq!(
+            out,
+            serde_json::json!(["archmax_workflow_enrich-order:{\"order_id\":\"A\"}", 1])
+        );
     }
 }

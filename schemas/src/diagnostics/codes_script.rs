@@ -54,8 +54,16 @@ Passes:\n```js\nexport default async function hook({ tools }) {\n  return ok();\
 );
 
 /// The `WFX5xx` codes.
-pub static CODES: &[&CodeInfo] = &[&HOOK_FOREIGN_IMPORT_RETIRED, &SCRIPT_FOREIGN_IMPORT, &SCRIPT_SYNTAX];
+pub static CODES: &[&CodeInfo] = &[
+    &HOOK_FOREIGN_IMPORT_RETIRED,
+    &SCRIPT_FOREIGN_IMPORT,
+    &SCRIPT_SYNTAX,
+];
 
 /// WFX501 is retired: the same rule is `WFX3xx` `hook-foreign-import` in the workflow's
 /// cross-file rules (it sits on `workflow.yaml`, where the reference's `validate` reports it).
-pub static HOOK_FOREIGN_IMPORT_RETIRED: CodeInfo = CodeInfo { retired: true, slug: "hook-foreign-import-in-script", ..HOOK_FOREIGN_IMPORT };
+pub static HOOK_FOREIGN_IMPORT_RETIRED: CodeInfo = CodeInfo {
+    retired: true,
+    slug: "hook-foreign-import-in-script",
+    ..HOOK_FOREIGN_IMPORT
+};

@@ -4,21 +4,78 @@
 use crate::code;
 use crate::diagnostics::CodeInfo;
 
-code!(YAML_SYNTAX, "WFX001", "yaml-syntax", Error, "§A.0, §B.0", "the file is not valid YAML",
-"The YAML parser stopped at this position; nothing after it is checked.\n\nFails:\n```yaml\nsteps: [send: hi\n```\nPasses:\n```yaml\nsteps: [{send: hi}]\n```");
-code!(DUPLICATE_KEY, "WFX002", "duplicate-key", Error, "§A.0, §B.0", "a mapping repeats a key",
-"YAML mappings may not repeat a key; the reference's parser rejects the document. The diagnostic sits on the second key and points at the first.\n\nFails:\n```yaml\ntitle: a\ntitle: b\n```\nPasses:\n```yaml\ntitle: a\n```");
-code!(YAML_TOO_DEEP, "WFX003", "yaml-too-deep", Error, "wfx", "collections are nested too deeply",
-"Nesting beyond 256 levels is refused so no file can exhaust the checker.\n\nFails: 300 nested `[`.\nPasses: ordinary documents.");
-code!(ALIAS_BOMB, "WFX004", "alias-expansion", Error, "wfx", "aliases expand to too many nodes",
-"Alias expansion stops at 10,000 nodes (a \"billion laughs\" defence).\n\nFails:\n```yaml\na: &a [x, x]\nb: &b [*a, *a]\n# ... doubling 20 times\n```\nPasses: a few aliases.");
-code!(COMPLEX_KEY, "WFX005", "complex-key", Error, "§A.0, §B.0", "a mapping key is a list or a mapping",
-"Keys are names. A list or mapping used as a key can never match a known key.\n\nFails:\n```yaml\n? [a, b]\n: 1\n```\nPasses:\n```yaml\na: 1\n```");
-code!(INVALID_UTF8, "WFX006", "invalid-utf8", Error, "wfx", "the file is not valid UTF-8",
-"The file contains a byte sequence that is not UTF-8; YAML files must be text.\n\nFails: a file with a stray `0xFF` byte.\nPasses: UTF-8 text.");
+code!(
+    YAML_SYNTAX,
+    "WFX001",
+    "yaml-syntax",
+    Error,
+    "§A.0, §B.0",
+    "the file is not valid YAML",
+    "The YAML parser stopped at this position; nothing after it is checked.\n\nFails:\n```yaml\nsteps: [send: hi\n```\nPasses:\n```yaml\nsteps: [{send: hi}]\n```"
+);
+code!(
+    DUPLICATE_KEY,
+    "WFX002",
+    "duplicate-key",
+    Error,
+    "§A.0, §B.0",
+    "a mapping repeats a key",
+    "YAML mappings may not repeat a key; the reference's parser rejects the document. The diagnostic sits on the second key and points at the first.\n\nFails:\n```yaml\ntitle: a\ntitle: b\n```\nPasses:\n```yaml\ntitle: a\n```"
+);
+code!(
+    YAML_TOO_DEEP,
+    "WFX003",
+    "yaml-too-deep",
+    Error,
+    "wfx",
+    "collections are nested too deeply",
+    "Nesting beyond 256 levels is refused so no file can exhaust the checker.\n\nFails: 300 nested `[`.\nPasses: ordinary documents."
+);
+code!(
+    ALIAS_BOMB,
+    "WFX004",
+    "alias-expansion",
+    Error,
+    "wfx",
+    "aliases expand to too many nodes",
+    "Alias expansion stops at 10,000 nodes (a \"billion laughs\" defence).\n\nFails:\n```yaml\na: &a [x, x]\nb: &b [*a, *a]\n# ... doubling 20 times\n```\nPasses: a few aliases."
+);
+code!(
+    COMPLEX_KEY,
+    "WFX005",
+    "complex-key",
+    Error,
+    "§A.0, §B.0",
+    "a mapping key is a list or a mapping",
+    "Keys are names. A list or mapping used as a key can never match a known key.\n\nFails:\n```yaml\n? [a, b]\n: 1\n```\nPasses:\n```yaml\na: 1\n```"
+);
+code!(
+    INVALID_UTF8,
+    "WFX006",
+    "invalid-utf8",
+    Error,
+    "wfx",
+    "the file is not valid UTF-8",
+    "The file contains a byte sequence that is not UTF-8; YAML files must be text.\n\nFails: a file with a stray `0xFF` byte.\nPasses: UTF-8 text."
+);
 
-code!(MULTIPLE_DOCUMENTS, "WFX007", "multiple-documents", Error, "§A.0, §B.0", "a file holds more than one YAML document",
-"A case or workflow file is exactly one YAML document; a `---` that starts a second one is refused by the reference's loader.\n\nFails:\n```yaml\ntitle: a\n---\ntitle: b\n```\nPasses: one document per file.");
+code!(
+    MULTIPLE_DOCUMENTS,
+    "WFX007",
+    "multiple-documents",
+    Error,
+    "§A.0, §B.0",
+    "a file holds more than one YAML document",
+    "A case or workflow file is exactly one YAML document; a `---` that starts a second one is refused by the reference's loader.\n\nFails:\n```yaml\ntitle: a\n---\ntitle: b\n```\nPasses: one document per file."
+);
 
 /// The `WFX0xx` codes.
-pub static CODES: &[&CodeInfo] = &[&YAML_SYNTAX, &DUPLICATE_KEY, &YAML_TOO_DEEP, &ALIAS_BOMB, &COMPLEX_KEY, &INVALID_UTF8, &MULTIPLE_DOCUMENTS];
+pub static CODES: &[&CodeInfo] = &[
+    &YAML_SYNTAX,
+    &DUPLICATE_KEY,
+    &YAML_TOO_DEEP,
+    &ALIAS_BOMB,
+    &COMPLEX_KEY,
+    &INVALID_UTF8,
+    &MULTIPLE_DOCUMENTS,
+];

@@ -18,13 +18,13 @@ mod codes_workflow;
 mod codes_yaml;
 
 #[allow(unused_imports, ambiguous_glob_reexports)]
+pub use codes_agent::*;
+#[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_case::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_cross_case::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_cross_workflow::*;
-#[allow(unused_imports, ambiguous_glob_reexports)]
-pub use codes_agent::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_internal::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
@@ -164,7 +164,12 @@ impl Eq for CodeInfo {}
 
 impl Diagnostic {
     /// A diagnostic with the registry's severity and no related sites or fixes.
-    pub fn new(code: Code, file: impl Into<String>, range: TextRange, message: impl Into<String>) -> Self {
+    pub fn new(
+        code: Code,
+        file: impl Into<String>,
+        range: TextRange,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             code,
             severity: code.severity,
@@ -178,22 +183,49 @@ impl Diagnostic {
 
     /// Adds a related site.
     #[must_use]
-    pub fn with_related(mut self, file: impl Into<String>, range: TextRange, message: impl Into<String>) -> Self {
-        self.related.push(Related { file: file.into(), range, message: message.into() });
+    pub fn with_related(
+        mut self,
+        file: impl Into<String>,
+        range: TextRange,
+        message: impl Into<String>,
+    ) -> Self {
+        self.related.push(Related {
+            file: file.into(),
+            range,
+            message: message.into(),
+        });
         self
     }
 
     /// Adds a one-edit fix in the diagnostic's own file.
     #[must_use]
-    pub fn with_fix(mut self, title: impl Into<String>, range: TextRange, new_text: impl Into<String>) -> Self {
+    pub fn with_fix(
+        mut self,
+        title: impl Into<String>,
+        range: TextRange,
+        new_text: impl Into<String>,
+    ) -> Self {
         let file = self.file.clone();
-        self.fixes.push(Fix { title: title.into(), edits: vec![TextEdit { file, range, new_text: new_text.into() }] });
+        self.fixes.push(Fix {
+            title: title.into(),
+            edits: vec![TextEdit {
+                file,
+                range,
+                new_text: new_text.into(),
+            }],
+        });
         self
     }
 
     /// The sort key every output uses: (file, start, code, end, message).
     pub fn sort_key(&self) -> (&str, u32, &str, u32, &str) {
-        (&self.file, self.range.start, self.code.code, self.range.end, &self.message)
+        (
+            &self.file,
+            self.range.start,
+            self.code.code,
+            self.range.end,
+            &self.message,
+        )
     }
 }
 
@@ -244,7 +276,12 @@ pub fn render_markdown() -> String {
     for c in all_codes() {
         out.push_str(&format!(
             "\n## {}\n\n`{}` · {} · FORMAT {}\n\n**{}**\n\n{}\n",
-            c.code, c.slug, c.severity.as_str(), c.section, c.summary, c.explanation
+            c.code,
+            c.slug,
+            c.severity.as_str(),
+            c.section,
+            c.summary,
+            c.explanation
         ));
     }
     out
@@ -262,8 +299,18 @@ mod tests {
         for c in &codes {
             assert!(seen.insert(c.code), "duplicate code {}", c.code);
             assert!(c.code.starts_with("WFX") && c.code.len() == 6, "{}", c.code);
-            assert!(!c.summary.is_empty() && !c.explanation.is_empty(), "{}", c.code);
-            assert!(c.slug.chars().all(|ch| ch.is_ascii_lowercase() || ch == '-' || ch.is_ascii_digit()), "{}", c.slug);
+            assert!(
+                !c.summary.is_empty() && !c.explanation.is_empty(),
+                "{}",
+                c.code
+            );
+            assert!(
+                c.slug
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch == '-' || ch.is_ascii_digit()),
+                "{}",
+                c.slug
+            );
         }
         let mut slugs = std::collections::BTreeSet::new();
         for c in &codes {

@@ -12,16 +12,46 @@ pub const ACTIONS: &[&str] = &["send", "decide", "deliver"];
 
 /// Every assertion key, in the reference's order (FORMAT §B.2).
 pub const ASSERTIONS: &[&str] = &[
-    "succeeded", "usedNoTools", "noTraversal", "parked", "raised", "reachedState", "triggerArrival", "reply",
-    "calledTool", "notCalledTool", "blockedTool", "ranWorkflow", "trail", "variables", "grade",
+    "succeeded",
+    "usedNoTools",
+    "noTraversal",
+    "parked",
+    "raised",
+    "reachedState",
+    "triggerArrival",
+    "reply",
+    "calledTool",
+    "notCalledTool",
+    "blockedTool",
+    "ranWorkflow",
+    "trail",
+    "variables",
+    "grade",
 ];
 
 /// Assertions whose failure halts the case (FORMAT §B.5).
-pub const STRUCTURAL: &[&str] =
-    &["succeeded", "parked", "raised", "reachedState", "trail", "noTraversal", "triggerArrival", "variables"];
+pub const STRUCTURAL: &[&str] = &[
+    "succeeded",
+    "parked",
+    "raised",
+    "reachedState",
+    "trail",
+    "noTraversal",
+    "triggerArrival",
+    "variables",
+];
 
 /// The 8 top-level keys, in the reference's order (FORMAT §B.1).
-pub const TOP_LEVEL_KEYS: &[&str] = &["title", "description", "skip", "trigger", "variables", "workspace", "mocks", "steps"];
+pub const TOP_LEVEL_KEYS: &[&str] = &[
+    "title",
+    "description",
+    "skip",
+    "trigger",
+    "variables",
+    "workspace",
+    "mocks",
+    "steps",
+];
 
 /// True for `send`, `decide`, `deliver`.
 pub fn is_action(key: &str) -> bool {
@@ -265,7 +295,11 @@ impl StepForm {
             "send" => StepForm::Send(v.as_str().filter(|s| !s.is_empty())?.to_owned()),
             "decide" => StepForm::Decide {
                 to: s("to").filter(|t| !t.value.is_empty())?,
-                comment: v.get_value("comment").and_then(Node::as_str).filter(|c| !c.is_empty()).map(str::to_owned),
+                comment: v
+                    .get_value("comment")
+                    .and_then(Node::as_str)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned),
             },
             "deliver" => StepForm::Deliver {
                 trigger: s("trigger").filter(|t| !t.value.is_empty())?,
@@ -274,7 +308,9 @@ impl StepForm {
                     .and_then(Node::as_map)
                     .map(|m| {
                         m.iter()
-                            .filter_map(|e| Some((e.key.scalar_text()?.into_owned(), e.value.to_json())))
+                            .filter_map(|e| {
+                                Some((e.key.scalar_text()?.into_owned(), e.value.to_json()))
+                            })
                             .collect()
                     })
                     .unwrap_or_default(),
@@ -283,9 +319,18 @@ impl StepForm {
             "usedNoTools" if is_true(v) => StepForm::UsedNoTools,
             "noTraversal" if is_true(v) => StepForm::NoTraversal,
             "parked" => match &v.value {
-                Value::Bool(true) => StepForm::Parked { channel: None, state: None },
-                Value::Str(c, _) if c == "decision" => StepForm::Parked { channel: Some(Channel::Decision), state: None },
-                Value::Str(c, _) if c == "input" => StepForm::Parked { channel: Some(Channel::Input), state: None },
+                Value::Bool(true) => StepForm::Parked {
+                    channel: None,
+                    state: None,
+                },
+                Value::Str(c, _) if c == "decision" => StepForm::Parked {
+                    channel: Some(Channel::Decision),
+                    state: None,
+                },
+                Value::Str(c, _) if c == "input" => StepForm::Parked {
+                    channel: Some(Channel::Input),
+                    state: None,
+                },
                 Value::Map(_) => StepForm::Parked {
                     channel: match v.get_value("channel").and_then(Node::as_str) {
                         None => None,
@@ -298,19 +343,32 @@ impl StepForm {
                 _ => return None,
             },
             "raised" => match &v.value {
-                Value::Bool(true) => StepForm::Raised { code: None, reason: None },
-                Value::Str(c, _) if !c.trim().is_empty() => StepForm::Raised { code: Some(c.clone()), reason: None },
+                Value::Bool(true) => StepForm::Raised {
+                    code: None,
+                    reason: None,
+                },
+                Value::Str(c, _) if !c.trim().is_empty() => StepForm::Raised {
+                    code: Some(c.clone()),
+                    reason: None,
+                },
                 Value::Map(_) => StepForm::Raised {
                     code: s("code").map(|c| c.value),
                     reason: s("reason").map(|c| c.value),
                 },
                 _ => return None,
             },
-            "reachedState" => StepForm::ReachedState(spanned_str(v).filter(|t| !t.value.is_empty())?),
-            "triggerArrival" => StepForm::TriggerArrival(spanned_str(v).filter(|t| !t.value.is_empty())?),
+            "reachedState" => {
+                StepForm::ReachedState(spanned_str(v).filter(|t| !t.value.is_empty())?)
+            }
+            "triggerArrival" => {
+                StepForm::TriggerArrival(spanned_str(v).filter(|t| !t.value.is_empty())?)
+            }
             "reply" => {
                 v.as_map()?;
-                StepForm::Reply { includes: tokens(v.get_value("includes")), excludes: tokens(v.get_value("excludes")) }
+                StepForm::Reply {
+                    includes: tokens(v.get_value("includes")),
+                    excludes: tokens(v.get_value("excludes")),
+                }
             }
             "calledTool" | "notCalledTool" | "blockedTool" => StepForm::Tool {
                 which: match key {
@@ -323,7 +381,11 @@ impl StepForm {
             },
             "ranWorkflow" => StepForm::RanWorkflow {
                 workflow: s("workflow").filter(|t| !t.value.is_empty())?,
-                status: v.get_value("status").and_then(Node::as_str).unwrap_or("ok").to_owned(),
+                status: v
+                    .get_value("status")
+                    .and_then(Node::as_str)
+                    .unwrap_or("ok")
+                    .to_owned(),
                 count: as_u64(v.get_value("count")),
             },
             "trail" => StepForm::Trail {
@@ -338,7 +400,11 @@ impl StepForm {
                     v.get_value(k)
                         .and_then(Node::as_map)
                         .map(|m| {
-                            m.iter().filter_map(|e| Some((e.key.scalar_text()?.into_owned(), e.value.clone()))).collect()
+                            m.iter()
+                                .filter_map(|e| {
+                                    Some((e.key.scalar_text()?.into_owned(), e.value.clone()))
+                                })
+                                .collect()
                         })
                         .unwrap_or_default()
                 };
@@ -346,10 +412,16 @@ impl StepForm {
                     expect: expect
                         .iter()
                         .filter_map(|e| {
-                            Some((Spanned::new(e.key.scalar_text()?.into_owned(), e.key.range), e.value.to_json()))
+                            Some((
+                                Spanned::new(e.key.scalar_text()?.into_owned(), e.key.range),
+                                e.value.to_json(),
+                            ))
                         })
                         .collect(),
-                    path: pairs("path").into_iter().filter_map(|(k, n)| Some((k, n.as_str()?.to_owned()))).collect(),
+                    path: pairs("path")
+                        .into_iter()
+                        .filter_map(|(k, n)| Some((k, n.as_str()?.to_owned())))
+                        .collect(),
                     locked: pairs("locked")
                         .into_iter()
                         .filter_map(|(k, n)| match n.value {
@@ -380,7 +452,12 @@ impl Case {
             .and_then(Node::as_map)
             .map(|m| {
                 m.iter()
-                    .filter_map(|e| Some((Spanned::new(e.key.scalar_text()?.into_owned(), e.key.range), e.value.clone())))
+                    .filter_map(|e| {
+                        Some((
+                            Spanned::new(e.key.scalar_text()?.into_owned(), e.key.range),
+                            e.value.clone(),
+                        ))
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -391,10 +468,12 @@ impl Case {
                     .filter_map(|e| {
                         let path = Spanned::new(e.key.scalar_text()?.into_owned(), e.key.range);
                         let content = match e.value.as_map() {
-                            Some([only]) if only.key.as_str() == Some("from") => match spanned_str(&only.value) {
-                                Some(from) => SeedContent::From(from),
-                                None => SeedContent::Inline(e.value.clone()),
-                            },
+                            Some([only]) if only.key.as_str() == Some("from") => {
+                                match spanned_str(&only.value) {
+                                    Some(from) => SeedContent::From(from),
+                                    None => SeedContent::Inline(e.value.clone()),
+                                }
+                            }
                             _ => SeedContent::Inline(e.value.clone()),
                         };
                         Some(Seed { path, content })
@@ -411,7 +490,9 @@ impl Case {
                         Some(Mock {
                             tool: m.get_value("tool").and_then(spanned_str)?,
                             when_input: m.get_value("whenInput").map(Node::to_json),
-                            result: m.get_value("result").map_or(serde_json::Value::Null, Node::to_json),
+                            result: m
+                                .get_value("result")
+                                .map_or(serde_json::Value::Null, Node::to_json),
                             range: m.range,
                         })
                     })
@@ -427,11 +508,19 @@ impl Case {
                     .map(|(index, item)| match item.as_map() {
                         Some([only]) => CaseStep {
                             index,
-                            key: only.key.as_str().map(|k| Spanned::new(k.to_owned(), only.key.range)),
+                            key: only
+                                .key
+                                .as_str()
+                                .map(|k| Spanned::new(k.to_owned(), only.key.range)),
                             value: only.value.clone(),
                             range: item.range,
                         },
-                        _ => CaseStep { index, key: None, value: item.clone(), range: item.range },
+                        _ => CaseStep {
+                            index,
+                            key: None,
+                            value: item.clone(),
+                            range: item.range,
+                        },
                     })
                     .collect()
             })
@@ -441,7 +530,9 @@ impl Case {
             title: get("title").and_then(spanned_str),
             description: get("description").and_then(spanned_str),
             skip: get("skip").and_then(spanned_str),
-            trigger: get("trigger").and_then(|t| t.get_value("id")).and_then(spanned_str),
+            trigger: get("trigger")
+                .and_then(|t| t.get_value("id"))
+                .and_then(spanned_str),
             variables,
             workspace,
             mocks,

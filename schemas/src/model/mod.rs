@@ -28,7 +28,8 @@ impl<T> Spanned<T> {
 
 /// The string scalar at `node` with its range.
 pub(crate) fn spanned_str(node: &Node) -> Option<Spanned<String>> {
-    node.as_str().map(|s| Spanned::new(s.to_owned(), node.range))
+    node.as_str()
+        .map(|s| Spanned::new(s.to_owned(), node.range))
 }
 
 /// A list of strings (or a single string) at `node`, keeping only string items.

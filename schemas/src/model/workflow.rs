@@ -195,7 +195,10 @@ impl Workflow {
         if let Some(map) = get("states").and_then(Node::as_map) {
             for e in map {
                 if let Some(slug) = e.key.scalar_text() {
-                    states.push(State::from_node(Spanned::new(slug.into_owned(), e.key.range), &e.value));
+                    states.push(State::from_node(
+                        Spanned::new(slug.into_owned(), e.key.range),
+                        &e.value,
+                    ));
                 }
             }
         }
@@ -205,7 +208,9 @@ impl Workflow {
             disabled,
             instructions: get("instructions").and_then(spanned_str),
             states,
-            states_key: root.get("states").map_or(TextRange::empty(root.range.start), |e| e.key.range),
+            states_key: root
+                .get("states")
+                .map_or(TextRange::empty(root.range.start), |e| e.key.range),
             has_judge: tests.and_then(|t| t.get("judge")).is_some(),
             max_concurrency: as_u64(tests.and_then(|t| t.get_value("maxConcurrency"))),
             case_timeout_ms: as_u64(tests.and_then(|t| t.get_value("caseTimeoutMs"))),
@@ -262,8 +267,14 @@ impl State {
                     triggers.push(Trigger {
                         id: Spanned::new(id.into_owned(), e.key.range),
                         state: slug.value.clone(),
-                        session: decl.get_value("session").and_then(Node::as_str).map(|s| s.trim().to_owned()),
-                        description: decl.get_value("description").and_then(Node::as_str).map(str::to_owned),
+                        session: decl
+                            .get_value("session")
+                            .and_then(Node::as_str)
+                            .map(|s| s.trim().to_owned()),
+                        description: decl
+                            .get_value("description")
+                            .and_then(Node::as_str)
+                            .map(str::to_owned),
                         requires: sig_entries(decl.get_value("requires")),
                         returns: sig_entries(decl.get_value("returns")),
                     });
@@ -278,7 +289,10 @@ impl State {
                     .filter_map(|t| {
                         Some(Transition {
                             to: t.get_value("to").and_then(spanned_str)?,
-                            description: t.get_value("description").and_then(Node::as_str).map(str::to_owned),
+                            description: t
+                                .get_value("description")
+                                .and_then(Node::as_str)
+                                .map(str::to_owned),
                             kind: t.get_value("type").and_then(spanned_str),
                             range: t.range,
                         })
@@ -287,11 +301,18 @@ impl State {
             })
             .unwrap_or_default();
         State {
-            kind: if get("type").and_then(Node::as_str) == Some("human") { StateType::Human } else { StateType::Agent },
+            kind: if get("type").and_then(Node::as_str) == Some("human") {
+                StateType::Human
+            } else {
+                StateType::Agent
+            },
             title: text("title"),
             summary: text("summary"),
             instructions: text("instructions"),
-            evidence: spanned_strs(get("evidence")).into_iter().map(|s| s.value).collect(),
+            evidence: spanned_strs(get("evidence"))
+                .into_iter()
+                .map(|s| s.value)
+                .collect(),
             requires: spanned_strs(get("requires")),
             triggers,
             before: hooks(get("before")),
@@ -301,7 +322,9 @@ impl State {
             on_error: get("on_error").and_then(spanned_str),
             tools_allow: tool_entries(tools.and_then(|t| t.get_value("allow"))),
             tools_forbid: tool_entries(tools.and_then(|t| t.get_value("forbid"))),
-            skills_allow: skills.and_then(|s| s.get_value("allow")).map(|n| spanned_strs(Some(n))),
+            skills_allow: skills
+                .and_then(|s| s.get_value("allow"))
+                .map(|n| spanned_strs(Some(n))),
             skills_forbid: spanned_strs(skills.and_then(|s| s.get_value("forbid"))),
             transitions,
             range: node.range,
@@ -311,15 +334,27 @@ impl State {
 }
 
 fn sig_entries(node: Option<&Node>) -> Vec<SigEntry> {
-    let Some(items) = node.and_then(Node::as_seq) else { return Vec::new() };
+    let Some(items) = node.and_then(Node::as_seq) else {
+        return Vec::new();
+    };
     items
         .iter()
         .filter_map(|item| match &item.value {
-            Value::Str(..) => Some(SigEntry { name: spanned_str(item)?, ty: None, description: None }),
+            Value::Str(..) => Some(SigEntry {
+                name: spanned_str(item)?,
+                ty: None,
+                description: None,
+            }),
             Value::Map(_) => Some(SigEntry {
                 name: item.get_value("name").and_then(spanned_str)?,
-                ty: item.get_value("type").and_then(Node::as_str).map(str::to_owned),
-                description: item.get_value("description").and_then(Node::as_str).map(str::to_owned),
+                ty: item
+                    .get_value("type")
+                    .and_then(Node::as_str)
+                    .map(str::to_owned),
+                description: item
+                    .get_value("description")
+                    .and_then(Node::as_str)
+                    .map(str::to_owned),
             }),
             _ => None,
         })
@@ -338,28 +373,53 @@ fn hooks(node: Option<&Node>) -> Vec<Hook> {
             let map = h.as_map()?;
             let max_iterations = as_u64(h.get_value("max_iterations")).unwrap_or(0);
             if let Some(script) = h.get_value("script").and_then(spanned_str) {
-                return Some(Hook { kind: HookKind::Script(script), max_iterations, range: h.range });
+                return Some(Hook {
+                    kind: HookKind::Script(script),
+                    max_iterations,
+                    range: h.range,
+                });
             }
             if let Some(rubric) = h.get_value("rubric") {
-                let instructions = rubric.get_value("instructions").and_then(Node::as_str).unwrap_or("").to_owned();
+                let instructions = rubric
+                    .get_value("instructions")
+                    .and_then(Node::as_str)
+                    .unwrap_or("")
+                    .to_owned();
                 let max_iterations = as_u64(rubric.get_value("max_iterations")).unwrap_or(0);
-                return Some(Hook { kind: HookKind::Rubric(instructions), max_iterations, range: h.range });
+                return Some(Hook {
+                    kind: HookKind::Rubric(instructions),
+                    max_iterations,
+                    range: h.range,
+                });
             }
-            let e = map.iter().find(|e| e.key.as_str() != Some("max_iterations"))?;
+            let e = map
+                .iter()
+                .find(|e| e.key.as_str() != Some("max_iterations"))?;
             let kind = spanned_str(&e.key)?;
             let target = e.value.as_str().unwrap_or("").to_owned();
-            Some(Hook { kind: HookKind::Custom(kind, target), max_iterations, range: h.range })
+            Some(Hook {
+                kind: HookKind::Custom(kind, target),
+                max_iterations,
+                range: h.range,
+            })
         })
         .collect()
 }
 
 /// Tool entries at `node`: bare names or `{ tool, args?, paths? }` mappings.
 pub fn tool_entries(node: Option<&Node>) -> Vec<ToolEntry> {
-    let Some(items) = node.and_then(Node::as_seq) else { return Vec::new() };
+    let Some(items) = node.and_then(Node::as_seq) else {
+        return Vec::new();
+    };
     items
         .iter()
         .filter_map(|item| match &item.value {
-            Value::Str(..) => Some(ToolEntry { tool: spanned_str(item)?, args: Vec::new(), paths: Vec::new(), range: item.range }),
+            Value::Str(..) => Some(ToolEntry {
+                tool: spanned_str(item)?,
+                args: Vec::new(),
+                paths: Vec::new(),
+                range: item.range,
+            }),
             Value::Map(_) => {
                 let tool = item.get_value("tool").and_then(spanned_str)?;
                 let args = item
@@ -369,13 +429,27 @@ pub fn tool_entries(node: Option<&Node>) -> Vec<ToolEntry> {
                         m.iter()
                             .filter_map(|e| {
                                 let k = e.key.as_str()?.to_owned();
-                                Some((k, spanned_strs(Some(&e.value)).into_iter().map(|s| s.value).collect()))
+                                Some((
+                                    k,
+                                    spanned_strs(Some(&e.value))
+                                        .into_iter()
+                                        .map(|s| s.value)
+                                        .collect(),
+                                ))
                             })
                             .collect()
                     })
                     .unwrap_or_default();
-                let paths = spanned_strs(item.get_value("paths")).into_iter().map(|s| s.value).collect();
-                Some(ToolEntry { tool, args, paths, range: item.range })
+                let paths = spanned_strs(item.get_value("paths"))
+                    .into_iter()
+                    .map(|s| s.value)
+                    .collect();
+                Some(ToolEntry {
+                    tool,
+                    args,
+                    paths,
+                    range: item.range,
+                })
             }
             _ => None,
         })

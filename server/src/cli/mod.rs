@@ -58,6 +58,7 @@ pub const EXIT_FINDINGS: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 /// One group of arguments read through one workspace root.
+#[derive(Debug)]
 struct Group {
     fs: DiskFiles,
     /// Prepended to workspace-relative paths for display: the root as seen from the
@@ -90,16 +91,17 @@ fn normalize_relative(arg: &str) -> String {
 /// case of" need paths relative to that root, whatever folder `check` was started in.
 fn workspace_root(path: &Path) -> std::path::PathBuf {
     for anc in path.ancestors() {
-        if anc.file_name().is_some_and(|n| n == "workflows") {
-            if let Some(parent) = anc.parent() {
-                return parent.to_path_buf();
-            }
+        if anc.file_name().is_some_and(|n| n == "workflows")
+            && let Some(parent) = anc.parent()
+        {
+            return parent.to_path_buf();
         }
     }
     if path.is_dir() {
         path.to_path_buf()
     } else {
-        path.parent().map_or_else(|| path.to_path_buf(), Path::to_path_buf)
+        path.parent()
+            .map_or_else(|| path.to_path_buf(), Path::to_path_buf)
     }
 }
 
@@ -134,7 +136,11 @@ fn groups(paths: &[String], cwd: &Path) -> Result<Vec<Group>, String> {
     let cwd_abs = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let mut by_root: BTreeMap<std::path::PathBuf, Vec<String>> = BTreeMap::new();
     for p in paths {
-        let given = if p.starts_with('/') { p.clone() } else { normalize_relative(&p) };
+        let given = if p.starts_with('/') {
+            p.clone()
+        } else {
+            normalize_relative(&p)
+        };
         let abs = std::fs::canonicalize(cwd.join(&given))
             .map_err(|_| format!("no such file or folder: {given}"))?;
         let root = workspace_root(&abs);
@@ -314,7 +320,11 @@ pub fn run_check(
         let _ = writeln!(
             stderr,
             "error: nothing to check: no workflow.yaml, case, agent script or WORKFLOW.md under {}",
-            if opts.paths.is_empty() { ".".to_owned() } else { opts.paths.join(", ") }
+            if opts.paths.is_empty() {
+                ".".to_owned()
+            } else {
+                opts.paths.join(", ")
+            }
         );
         return EXIT_USAGE;
     }
@@ -380,12 +390,19 @@ mod tests {
         std::fs::create_dir_all(&tests).unwrap();
         std::fs::write(tests.join("c.test.yaml"), "title: x\n").unwrap();
         // From inside a workflow folder, a case still resolves against the workspace root.
-        let g = groups(&["tests/c.test.yaml".into(), ".".into()], &tmp.join("ws/workflows/a")).unwrap();
+        let g = groups(
+            &["tests/c.test.yaml".into(), ".".into()],
+            &tmp.join("ws/workflows/a"),
+        )
+        .unwrap();
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].prefix, "../../");
         assert_eq!(g[0].paths, ["workflows/a/tests/c.test.yaml", "workflows/a"]);
         let g = groups(&["ws".into()], &tmp).unwrap();
-        assert_eq!((g[0].prefix.as_str(), g[0].paths.clone()), ("ws/", vec![".".to_owned()]));
+        assert_eq!(
+            (g[0].prefix.as_str(), g[0].paths.clone()),
+            ("ws/", vec![".".to_owned()])
+        );
         assert!(groups(&["nope".into()], &tmp).unwrap_err().contains("nope"));
         std::fs::remove_dir_all(&tmp).unwrap();
     }

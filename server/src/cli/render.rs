@@ -173,7 +173,9 @@ pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
             group = group.element(Level::NOTE.message(note));
         }
         for f in &d.fixes {
-            group = group.element(Level::HELP.message(format!("fix available (apply with --fix): {}", f.title)));
+            group = group.element(
+                Level::HELP.message(format!("fix available (apply with --fix): {}", f.title)),
+            );
         }
         // annotate-snippets slices strings; should it ever panic, print the location alone.
         let rendered = std::panic::catch_unwind(AssertUnwindSafe(|| renderer.render(&[group])))

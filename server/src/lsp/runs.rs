@@ -299,9 +299,9 @@ pub fn step_annotations(text: &str, o: &CaseOutcome) -> Vec<StepAnnotation> {
                     Some(d) => format!("{}: {d}", f.kind),
                     None => f.kind.clone(),
                 })
-            } else if !recs.is_empty() && recs.iter().all(|r| r.status == "not-executed") {
-                StepMark::NotExecuted
-            } else if recs.is_empty() && first_ne.is_some_and(|n| n < s.index) {
+            } else if (!recs.is_empty() && recs.iter().all(|r| r.status == "not-executed"))
+                || (recs.is_empty() && first_ne.is_some_and(|n| n < s.index))
+            {
                 StepMark::NotExecuted
             } else {
                 StepMark::Passed
