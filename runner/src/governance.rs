@@ -15,31 +15,9 @@ use crate::glob::{escape, glob_match};
 use crate::matching::{js_string, resolve_path};
 use crate::session_fs::{Zone, classify, normalize};
 
-/// Always shown and permitted (FORMAT §E.5).
-pub const ESSENTIALS: &[&str] = &[
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "copy_file",
-    "move_file",
-    "remove_file",
-    "glob",
-    "grep",
-    "write_todos",
-    "archmax_eval",
-    "archmax_run",
-];
+pub use wfx_schemas::model::workflow::ESSENTIAL_TOOLS as ESSENTIALS;
 
-/// The control tools, always allowed (`archmax_advance` hidden in terminal states).
-pub const CONTROLS: &[&str] = &[
-    "archmax_advance",
-    "archmax_reset",
-    "archmax_wait",
-    "archmax_raise",
-    "archmax_get_variables",
-    "archmax_set_variables",
-];
+pub use wfx_schemas::model::workflow::CONTROL_TOOLS as CONTROLS;
 
 /// Tools whose path arguments write.
 const WRITERS: &[&str] = &[
@@ -373,7 +351,7 @@ fn check_paths(wf: &Workflow, state: &State, tool: &str, input: &Value) -> Resul
         {
             return Err(block(
                 "zone.read-only",
-                format!("`{p}` is in the read-only `{}` zone", zone.as_str()),
+                format!("`{p}` is in the read-only `{}` zone", zone.name()),
             ));
         }
         if let Some(slug) = skill_of(p) {

@@ -14,39 +14,8 @@ use std::path::{Path, PathBuf};
 
 use wfx_schemas::files::{FileAccess, join};
 
-/// Where a session path lies (FORMAT §B.8 `classifyWorkspacePath`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Zone {
-    /// Climbs above the root.
-    Escapes,
-    /// Empty, `.` or `/`.
-    Root,
-    /// Under a read-only mount: `skills/` or the file mount `AGENTS.md`.
-    Authored,
-    /// `checkpoints/`, `artifacts/`, `_specs/`.
-    RunInternal,
-    /// `large_tool_results/`, `conversation_history/`.
-    RunOffload,
-    /// `scratchpad/`: always readable and writable.
-    RunOpen,
-    /// Any other agent-visible session file.
-    Run,
-}
-
-impl Zone {
-    /// The reference's zone name (`run-open`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Zone::Escapes => "escapes",
-            Zone::Root => "root",
-            Zone::Authored => "authored",
-            Zone::RunInternal => "run-internal",
-            Zone::RunOffload => "run-offload",
-            Zone::RunOpen => "run-open",
-            Zone::Run => "run",
-        }
-    }
-}
+/// Where a session path lies: the format crate's one classification (FORMAT §B.8).
+pub use wfx_schemas::rules::case_cross::Zone;
 
 /// Normalizes a session path: strips a leading `/`, drops empty and `.` segments, applies
 /// `..`. `Err(())` when `..` climbs above the root or the path holds a NUL.
@@ -68,24 +37,8 @@ pub fn normalize(path: &str) -> Result<String, ()> {
     Ok(segs.join("/"))
 }
 
-/// Classifies a session path (FORMAT §B.8).
-pub fn classify(path: &str) -> Zone {
-    let Ok(norm) = normalize(path) else {
-        return Zone::Escapes;
-    };
-    if norm.is_empty() {
-        return Zone::Root;
-    }
-    let first = norm.split('/').next().unwrap_or_default();
-    match first {
-        "skills" => Zone::Authored,
-        "AGENTS.md" if norm == "AGENTS.md" => Zone::Authored,
-        "checkpoints" | "artifacts" | "_specs" => Zone::RunInternal,
-        "large_tool_results" | "conversation_history" => Zone::RunOffload,
-        "scratchpad" => Zone::RunOpen,
-        _ => Zone::Run,
-    }
-}
+/// Classifies a session path (FORMAT §B.8): the format crate's `classify_seed_path`.
+pub use wfx_schemas::rules::case_cross::classify_seed_path as classify;
 
 /// A failed file operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,7 +64,7 @@ impl std::fmt::Display for FsError {
                 f,
                 "`{p}` crosses a symbolic link, which the session folder does not follow"
             ),
-            FsError::ReadOnly(p, z) => write!(f, "`{p}` is in the read-only `{}` zone", z.as_str()),
+            FsError::ReadOnly(p, z) => write!(f, "`{p}` is in the read-only `{}` zone", z.name()),
             FsError::Io(m) => f.write_str(m),
         }
     }

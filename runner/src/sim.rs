@@ -552,7 +552,7 @@ impl<'w> Session<'w> {
             if !matches!(zone, Zone::Run | Zone::RunOpen) {
                 return Err(SimError(format!(
                     "cannot seed `{path}`: it resolves to the `{}` zone; seedable paths are agent-visible session files (e.g. `trigger.json`, `scratchpad/…`)",
-                    zone.as_str()
+                    zone.name()
                 )));
             }
         }

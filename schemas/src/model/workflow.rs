@@ -5,6 +5,34 @@ use super::{Spanned, as_u64, spanned_str, spanned_strs};
 use crate::text::TextRange;
 use crate::yaml::{Node, Value};
 
+/// Essential tools: always shown and permitted in every state (FORMAT §E.5). The single
+/// list every rule, the runner's governance and the IDE read.
+pub const ESSENTIAL_TOOLS: &[&str] = &[
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "copy_file",
+    "move_file",
+    "remove_file",
+    "glob",
+    "grep",
+    "write_todos",
+    "archmax_eval",
+    "archmax_run",
+];
+
+/// The control tools, always allowed (FORMAT §E.5; `archmax_advance` is hidden in terminal
+/// states).
+pub const CONTROL_TOOLS: &[&str] = &[
+    "archmax_advance",
+    "archmax_reset",
+    "archmax_wait",
+    "archmax_raise",
+    "archmax_get_variables",
+    "archmax_set_variables",
+];
+
 /// `agent` (the default) or `human` (FORMAT §A.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StateType {

@@ -9,50 +9,12 @@ use crate::model::workflow::Workflow;
 use crate::text::TextRange;
 use crate::yaml::{Node, Value};
 
-/// Always permitted (FORMAT §E.5): the essentials and the control tools.
-const ALWAYS: &[&str] = &[
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "copy_file",
-    "move_file",
-    "remove_file",
-    "glob",
-    "grep",
-    "write_todos",
-    "archmax_eval",
-    "archmax_run",
-    "archmax_advance",
-    "archmax_reset",
-    "archmax_wait",
-    "archmax_raise",
-    "archmax_get_variables",
-    "archmax_set_variables",
-];
-
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
-            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
-            let ins = cur.get(j).copied().unwrap_or(0) + 1;
-            cur.push(sub.min(del).min(ins));
-        }
-        prev = cur;
-    }
-    prev.last().copied().unwrap_or(0)
-}
-
 fn near<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .copied()
-        .filter(|k| distance(word, k) <= 2)
-        .min_by_key(|k| distance(word, k))
+        .filter(|k| crate::rules::case::edit_distance(word, k) <= 2)
+        .min_by_key(|k| crate::rules::case::edit_distance(word, k))
 }
 
 /// True when some state may call `tool`: always-permitted or granted somewhere, and not
@@ -64,7 +26,8 @@ fn allowed_somewhere(wf: &Workflow, tool: &str) -> bool {
     if bare_forbid {
         return false;
     }
-    ALWAYS.contains(&tool)
+    crate::model::workflow::ESSENTIAL_TOOLS.contains(&tool)
+        || crate::model::workflow::CONTROL_TOOLS.contains(&tool)
         || wf.tools_allow_always.iter().any(|e| e.tool.value == tool)
         || wf
             .states

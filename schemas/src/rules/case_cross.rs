@@ -86,6 +86,9 @@ impl Zone {
 /// resolving `..` (a leading `/` names the session root), then matched by its first segment
 /// (FORMAT §B.8).
 pub fn classify_seed_path(path: &str) -> Zone {
+    if path.contains('\0') {
+        return Zone::Escapes;
+    }
     let mut segs: Vec<&str> = Vec::new();
     for s in path.split('/') {
         match s {
@@ -100,7 +103,9 @@ pub fn classify_seed_path(path: &str) -> Zone {
     }
     match segs.first().copied() {
         None => Zone::Root,
-        Some("skills" | "AGENTS.md") => Zone::Authored,
+        Some("skills") => Zone::Authored,
+        // `AGENTS.md` is a file mount: only the file itself is authored.
+        Some("AGENTS.md") if segs.len() == 1 => Zone::Authored,
         Some("checkpoints" | "artifacts" | "_specs") => Zone::RunInternal,
         Some("large_tool_results" | "conversation_history") => Zone::RunOffload,
         Some("scratchpad") => Zone::RunOpen,

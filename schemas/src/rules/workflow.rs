@@ -84,21 +84,7 @@ pub const SIGNATURE_TYPES: &[&str] = &[
     "array",
 ];
 
-/// Essential tools: always shown and permitted in every state (FORMAT §E.5).
-pub const ESSENTIAL_TOOLS: &[&str] = &[
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "copy_file",
-    "move_file",
-    "remove_file",
-    "glob",
-    "grep",
-    "write_todos",
-    "archmax_eval",
-    "archmax_run",
-];
+pub use crate::model::workflow::ESSENTIAL_TOOLS;
 
 /// Built-in hook kinds (FORMAT §A.6; `BUILTIN_HOOK_KINDS` in the reference's
 /// `src/lifecycle/runner.ts` is `["script", "rubric"]`).

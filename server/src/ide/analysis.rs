@@ -13,31 +13,9 @@ use wfx_schemas::text::TextRange;
 use wfx_schemas::workspace::{FileKind, WorkflowDir, classify, discover_workflows};
 use wfx_schemas::yaml::{self, Entry, Node, Parsed, ScalarStyle, Value};
 
-/// The essential tools, always shown and permitted (FORMAT §E.5).
-pub(crate) const ESSENTIAL_TOOLS: &[&str] = &[
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "copy_file",
-    "move_file",
-    "remove_file",
-    "glob",
-    "grep",
-    "write_todos",
-    "archmax_eval",
-    "archmax_run",
-];
+pub(crate) use wfx_schemas::model::workflow::ESSENTIAL_TOOLS;
 
-/// The control tools, always allowed (FORMAT §E.5).
-pub(crate) const CONTROL_TOOLS: &[&str] = &[
-    "archmax_advance",
-    "archmax_reset",
-    "archmax_wait",
-    "archmax_raise",
-    "archmax_get_variables",
-    "archmax_set_variables",
-];
+pub(crate) use wfx_schemas::model::workflow::CONTROL_TOOLS;
 
 /// Trail step kinds (FORMAT §E.2).
 pub(crate) const TRAIL_KINDS: &[&str] = &[
