@@ -136,6 +136,17 @@ fn an_after_hook_correction_within_budget_sends_back_once_then_passes() {
             ),
         ]
     );
+    // Without the fix the one send-back is spent, and the second correction is terminal.
+    let r = case(&v, "unfixed");
+    assert_passed(r, &err);
+    assert_eq!(
+        records(r),
+        [
+            rec("reachedState", "passed", "escalated"),
+            rec("trail", "passed", "to=escalated kind=on_error expected 1, saw 1"),
+            rec("trail", "passed", "to=done expected 0, saw 0"),
+        ]
+    );
 }
 
 #[test]
