@@ -143,7 +143,11 @@ fn an_after_hook_correction_within_budget_sends_back_once_then_passes() {
         records(r),
         [
             rec("reachedState", "passed", "escalated"),
-            rec("trail", "passed", "to=escalated kind=on_error expected 1, saw 1"),
+            rec(
+                "trail",
+                "passed",
+                "to=escalated kind=on_error expected 1, saw 1"
+            ),
             rec("trail", "passed", "to=done expected 0, saw 0"),
         ]
     );
