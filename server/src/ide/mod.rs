@@ -2,8 +2,8 @@
 //! types here (a tidy test greps for them); `lsp/` converts. Every function reads other
 //! files through `FileAccess`, so unsaved buffers (the server's overlay) are seen.
 //!
-//! Each request parses the buffer once ([`analysis::Analysis`]); positions come from the
-//! tree when the text parses and from the line-based [`context`] when it does not, so
+//! Each request parses the buffer once (`analysis::Analysis`); positions come from the
+//! tree when the text parses and from the line-based `context` when it does not, so
 //! completion and key hover keep working in a broken document. Offsets are bytes.
 
 mod actions;
