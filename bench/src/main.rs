@@ -6,7 +6,8 @@
 //! cases (wall time of the release binary, plus its peak RSS from `/proc/<pid>/status`
 //! VmHWM, sampled until exit); edit-to-diagnostics latency through the real binary over
 //! stdio (p50/p99 over 1,000 single-character edits) and the server's peak RSS (VmHWM
-//! read before shutdown).
+//! read before shutdown); completion and hover latency over stdio on a ~300-line case
+//! (p50/p99 over 1,000 requests each).
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
 #![allow(
@@ -268,6 +269,111 @@ fn edit_latency(bin: &Path) {
     );
 }
 
+/// A ~300-line case: the small case's steps repeated; every block ends with
+/// `  - reachedState: refund-request`.
+fn medium_case() -> String {
+    let mut s = String::from(
+        "title: Medium case\ndescription: Many steps, for the IDE benchmark.\nsteps:\n",
+    );
+    let mut i = 0;
+    while s.lines().count() < 300 {
+        s.push_str(&format!(
+            "  - send: \"message {i} about ORD-1001\"\n  - reply:\n      includes: [\"ORD-1001\", \"/approv/i\"]\n  - reachedState: refund-request\n"
+        ));
+        i += 1;
+    }
+    s
+}
+
+/// Completion (after `- reachedState: `) and hover (on a `send` key) latency through the
+/// real binary over stdio on a ~300-line case: p50/p99 over 1,000 requests each (ms).
+fn ide_latency(bin: &Path) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&corpus(), tmp.path());
+    let path = tmp.path().join(CASE_REL);
+    let text = medium_case();
+    std::fs::write(&path, &text).unwrap();
+    let lines = text.lines().count();
+    let uri = format!("file://{}", path.display());
+    let root = format!("file://{}", tmp.path().display());
+    let mut child = Command::new(bin)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root, "capabilities": {}}}),
+    );
+    while recv(&mut r)["id"] != 1 {}
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    );
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}),
+    );
+    loop {
+        let m = recv(&mut r);
+        if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 1 {
+            break;
+        }
+    }
+    // The middle block's `  - reachedState: refund-request` line and its `  - send:` line.
+    let state_line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("  - reachedState: "))
+        .map(|(n, _)| n)
+        .nth(lines / 8)
+        .unwrap();
+    let send_line = state_line - 3;
+    let mut id = 10i64;
+    let mut run = |method: &str, line: usize, character: usize| {
+        let mut samples = Vec::with_capacity(1000);
+        for _ in 0..1000 {
+            id += 1;
+            let t = Instant::now();
+            send(
+                &mut w,
+                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}}),
+            );
+            loop {
+                let m = recv(&mut r);
+                if m["id"] == id {
+                    assert!(m.get("error").is_none() && !m["result"].is_null(), "{m}");
+                    break;
+                }
+            }
+            samples.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        samples.sort_by(f64::total_cmp);
+        let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
+        println!(
+            "{:<10} (stdio) {lines:>4}-line case {:>5} requests  p50 {:>7.3} ms  p99 {:>7.3} ms",
+            method.trim_start_matches("textDocument/"),
+            samples.len(),
+            pct(0.5),
+            pct(0.99),
+        );
+    };
+    run("textDocument/completion", state_line, 18);
+    run("textDocument/hover", send_line, 5);
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
+    while recv(&mut r)["id"] != 2 {}
+    send(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(w);
+    let _ = child.wait();
+}
+
 fn main() {
     let bin = std::env::args()
         .nth(1)
@@ -287,4 +393,5 @@ fn main() {
     micro("~3000-line case", &large_case());
     check_workspace(&bin);
     edit_latency(&bin);
+    ide_latency(&bin);
 }
