@@ -478,9 +478,10 @@ async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
     params["capabilities"]["workspace"] =
         json!({"didChangeWatchedFiles": {"dynamicRegistration": true}, "configuration": true});
     let init = c.request("initialize", params).await;
-    // No executeCommandProvider until the runner integration lands.
-    assert!(
-        init["capabilities"].get("executeCommandProvider").is_none(),
+    // The run commands are announced (FORMAT-independent: docs/lsp-extensions.md).
+    assert_eq!(
+        init["capabilities"]["executeCommandProvider"]["commands"],
+        json!(["wfx.runCase", "wfx.runAllCases", "wfx.cancelRun"]),
         "{init}"
     );
     c.notify("initialized", json!({})).await;
