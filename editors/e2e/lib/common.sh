@@ -42,7 +42,7 @@ e2e_init() {
 e2e_workspace() {
   local ws=${1:-$E2E_SCRATCH/ws} corpus=${CORPUS:-} c
   if [ -z "$corpus" ]; then  # the repo's copy first, then shared/ next to the clone
-    for c in "$REPO/tests/corpus/customer-support" "$REPO/../shared/examples/customer-support" /work/shared/examples/customer-support; do
+    for c in "$REPO/tests/corpus/customer-support" "$REPO/../shared/examples/customer-support"; do
       [ -d "$c/workflows" ] && { corpus=$c; break; }
     done
   fi
