@@ -62,7 +62,14 @@ impl WorkflowCache {
         self.load_text(dir, &path, text)
     }
 
-    fn load_text(&self, dir: &WorkflowDir, path: &str, text: String) -> Option<Arc<WorkflowInfo>> {
+    /// The `workflow.yaml` of `dir` at `path` built from `text` (an editor buffer), reusing
+    /// the entry when the text is unchanged. Always `Some`; the `Option` matches [`Self::load`].
+    pub fn load_text(
+        &self,
+        dir: &WorkflowDir,
+        path: &str,
+        text: String,
+    ) -> Option<Arc<WorkflowInfo>> {
         let mut map = self
             .entries
             .lock()
@@ -188,7 +195,7 @@ pub fn check_text_cached(
     text: &str,
 ) -> Vec<Diagnostic> {
     let ctx = Ctx::new(fs, cache);
-    let mut out = check_kind(&ctx, path, text, &workspace::classify(path));
+    let mut out = check_kind(&ctx, path, text, None, &workspace::classify(path));
     out.retain(|d| d.file == path);
     sort_diagnostics(&mut out);
     out
@@ -201,57 +208,86 @@ fn check_file_inner(ctx: &Ctx<'_>, path: &str) -> Vec<Diagnostic> {
     }
     match read(ctx.fs, path) {
         Err(d) => vec![d],
-        Ok(text) => check_kind(ctx, path, &text, &kind),
+        Ok(text) => check_kind(ctx, path, &text, None, &kind),
     }
 }
 
-/// Parses `text` and reports YAML-level problems; returns the single root when the
-/// document rules may run.
-pub fn parse_and_report(
+/// [`check_text_cached`] when the caller already holds the text's parse (`parsed` must be
+/// `yaml::parse(text)`): the server parses each document version once and shares the tree
+/// between its diagnostics and its IDE requests.
+pub fn check_parsed(
+    fs: &dyn FileAccess,
+    cache: &WorkflowCache,
     path: &str,
     text: &str,
-    out: &mut Vec<Diagnostic>,
-) -> (Parsed, Option<Node>) {
-    let parsed = yaml::parse(text);
-    out.extend(rules::yaml::check(path, &parsed));
-    if parsed.has_syntax_error() {
-        return (parsed, None);
-    }
-    let root = parsed.documents.first().cloned().unwrap_or(Node {
-        value: yaml::Value::Null,
-        range: TextRange::empty(0),
-    });
-    (parsed, Some(root))
+    parsed: &Parsed,
+) -> Vec<Diagnostic> {
+    let ctx = Ctx::new(fs, cache);
+    let mut out = check_kind(&ctx, path, text, Some(parsed), &workspace::classify(path));
+    out.retain(|d| d.file == path);
+    sort_diagnostics(&mut out);
+    out
 }
 
-fn check_kind(ctx: &Ctx<'_>, path: &str, text: &str, kind: &FileKind) -> Vec<Diagnostic> {
+/// Reports YAML-level problems of `parsed` into `out`; returns the document root when the
+/// document rules may run (no syntax error; an empty stream reads as `null`).
+fn report_parse<'p>(path: &str, parsed: &'p Parsed, out: &mut Vec<Diagnostic>) -> Option<&'p Node> {
+    out.extend(rules::yaml::check(path, parsed));
+    if parsed.has_syntax_error() {
+        return None;
+    }
+    Some(parsed.documents.first().unwrap_or(&NULL_ROOT))
+}
+
+/// The root of an empty stream.
+static NULL_ROOT: Node = Node {
+    value: yaml::Value::Null,
+    range: TextRange { start: 0, end: 0 },
+};
+
+fn check_kind(
+    ctx: &Ctx<'_>,
+    path: &str,
+    text: &str,
+    parsed: Option<&Parsed>,
+    kind: &FileKind,
+) -> Vec<Diagnostic> {
     let fs = ctx.fs;
     let mut out = Vec::new();
+    let owned;
+    let parsed = match (parsed, kind) {
+        (Some(p), _) => p,
+        (None, FileKind::Other | FileKind::WorkflowMd(_)) => &Parsed::default(),
+        (None, _) => {
+            owned = yaml::parse(text);
+            &owned
+        }
+    };
     match kind {
         FileKind::Other => {}
         FileKind::WorkflowMd(_) => out.extend(rules::workflow::check_workflow_md(path, text)),
         FileKind::Workflow(dir) => {
-            let (_, root) = parse_and_report(path, text, &mut out);
+            let root = report_parse(path, parsed, &mut out);
             if let Some(root) = root {
-                let doc = rules::workflow::check_document(path, &root);
+                let doc = rules::workflow::check_document(path, root);
                 let usable = !root.is_null() && root.as_map().is_some();
                 out.extend(doc);
                 if usable {
-                    let model = Workflow::from_node(&root);
+                    let model = Workflow::from_node(root);
                     out.extend(rules::workflow_cross::check_workflow(fs, dir, path, &model));
                 }
             }
         }
         FileKind::Case(dir) => {
-            let (_, root) = parse_and_report(path, text, &mut out);
+            let root = report_parse(path, parsed, &mut out);
             if let Some(root) = root {
-                let doc = rules::case::check_document(path, &root);
+                let doc = rules::case::check_document(path, root);
                 let parses = doc
                     .iter()
                     .all(|d| d.severity != diagnostics::Severity::Error);
                 out.extend(doc);
                 if root.as_map().is_some() {
-                    let case = crate::model::case::Case::from_node(&root);
+                    let case = crate::model::case::Case::from_node(root);
                     let wf = ctx.cache.load(fs, dir);
                     let case_ctx = rules::case_cross::CaseContext {
                         fs,
@@ -265,12 +301,12 @@ fn check_kind(ctx: &Ctx<'_>, path: &str, text: &str, kind: &FileKind) -> Vec<Dia
             }
         }
         FileKind::AgentScript(dir) => {
-            let (_, root) = parse_and_report(path, text, &mut out);
+            let root = report_parse(path, parsed, &mut out);
             if let Some(root) = root {
                 let wf = ctx.cache.load(fs, dir);
                 out.extend(rules::agent::check_document(
                     path,
-                    &root,
+                    root,
                     wf.as_deref().and_then(|w| w.model.as_ref()),
                 ));
             }

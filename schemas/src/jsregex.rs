@@ -4,6 +4,9 @@
 //! groups and backreferences work. Without `u`/`v` the pattern runs over UTF-16 code units,
 //! as in JavaScript.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 /// A compiled `/body/flags` token.
 #[derive(Debug)]
 pub struct JsRegex {
@@ -56,11 +59,32 @@ pub fn compile(body: &str, flags: &str) -> Result<JsRegex, String> {
     })
 }
 
+/// Most distinct tokens [`compile_token`] remembers; the memo is emptied when it fills, so
+/// memory stays bounded whatever a file holds.
+const MEMO_CAPACITY: usize = 4096;
+
+type Compiled = Result<Arc<JsRegex>, String>;
+
 /// Compiles `s` if it has the regex shape: `None` for a literal, `Some(Err)` for a
-/// malformed regex.
-pub fn compile_token(s: &str) -> Option<Result<JsRegex, String>> {
+/// malformed regex. Memoized process-wide by the token's text (at most
+/// [`MEMO_CAPACITY`] entries): compiling a case-insensitive pattern costs tens of
+/// microseconds, and a long case repeats the same tokens on every step.
+pub fn compile_token(s: &str) -> Option<Compiled> {
     let (body, flags) = regex_token(s)?;
-    Some(compile(body, flags))
+    static MEMO: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Mutex::default);
+    let lock = || memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(hit) = lock().get(s) {
+        return Some(hit.clone());
+    }
+    // Compile outside the lock; two threads racing on one token both compile it once.
+    let compiled = compile(body, flags).map(Arc::new);
+    let mut map = lock();
+    if map.len() >= MEMO_CAPACITY {
+        map.clear();
+    }
+    map.insert(s.to_owned(), compiled.clone());
+    Some(compiled)
 }
 
 impl JsRegex {

@@ -4,8 +4,9 @@
 //! vocabulary (tool names, variable names, files). No LSP types; byte offsets only.
 
 use std::cell::OnceCell;
+use std::sync::Arc;
 
-use wfx_schemas::check::load_workflow;
+use wfx_schemas::check::{WorkflowCache, WorkflowInfo};
 use wfx_schemas::files::{FileAccess, join, walk};
 use wfx_schemas::model::case::Case;
 use wfx_schemas::model::workflow::{StateType, Workflow};
@@ -58,69 +59,65 @@ pub(crate) struct Analysis<'a> {
     pub text: &'a str,
     pub kind: DocKind,
     pub dir: WorkflowDir,
-    /// The buffer's parse, made on first use.
-    parsed: OnceCell<Parsed>,
-    /// The workflow model (from the buffer for `workflow.yaml`, else from `fs`) and the
-    /// text it was built from, loaded on first use.
-    wf: OnceCell<(Option<Workflow>, String)>,
+    /// The buffer's parse.
+    parsed: &'a Parsed,
+    /// The server's (or the caller's) loaded `workflow.yaml` files.
+    workflows: &'a WorkflowCache,
+    /// The workflow (from the buffer for `workflow.yaml`, else from `fs`), loaded on first
+    /// use through `workflows`.
+    wf: OnceCell<Option<Arc<WorkflowInfo>>>,
     /// The case model, built on first use.
     case: OnceCell<Option<Case>>,
 }
 
 impl<'a> Analysis<'a> {
-    /// Parses the buffer once and loads the workflow. `None` for files that are neither a
-    /// case nor a `workflow.yaml`.
-    pub fn new(fs: &'a dyn FileAccess, path: &'a str, text: &'a str) -> Option<Self> {
-        let (kind, dir) = match classify(path) {
+    /// The analysis of `doc`; `None` for files that are neither a case nor a
+    /// `workflow.yaml`.
+    pub fn new(doc: &super::Doc<'a>) -> Option<Self> {
+        let (kind, dir) = match classify(doc.path) {
             FileKind::Case(dir) => (DocKind::Case, dir),
             FileKind::Workflow(dir) => (DocKind::Workflow, dir),
             _ => return None,
         };
         Some(Self {
-            fs,
-            path,
-            text,
+            fs: doc.fs,
+            path: doc.path,
+            text: doc.text,
             kind,
             dir,
-            parsed: OnceCell::new(),
+            parsed: doc.parsed,
+            workflows: doc.workflows,
             wf: OnceCell::new(),
             case: OnceCell::new(),
         })
     }
 
-    /// The buffer's parse (parsed once per request).
+    /// The buffer's parse.
     pub fn parsed(&self) -> &Parsed {
-        self.parsed.get_or_init(|| yaml::parse(self.text))
+        self.parsed
     }
 
-    fn wf(&self) -> &(Option<Workflow>, String) {
-        self.wf.get_or_init(|| match self.kind {
-            DocKind::Workflow => {
-                let parsed = self.parsed();
-                let wf = parsed
-                    .documents
-                    .first()
-                    .filter(|r| r.as_map().is_some() && !parsed.has_syntax_error())
-                    .map(Workflow::from_node);
-                // A broken buffer: fall back to the file as last read (the overlay's or the disk's).
-                let wf = wf.or_else(|| load_workflow(self.fs, &self.dir).and_then(|w| w.model));
-                (wf, self.text.to_owned())
-            }
-            DocKind::Case => match load_workflow(self.fs, &self.dir) {
-                Some(info) => (info.model, info.text),
-                None => (None, String::new()),
-            },
-        })
+    fn wf(&self) -> Option<&WorkflowInfo> {
+        self.wf
+            .get_or_init(|| match self.kind {
+                // The buffer is the workflow (the overlay serves it to `fs` readers too).
+                DocKind::Workflow => {
+                    self.workflows
+                        .load_text(&self.dir, &self.dir.spec_path(), self.text.to_owned())
+                }
+                DocKind::Case => self.workflows.load(self.fs, &self.dir),
+            })
+            .as_deref()
     }
 
     /// The workflow model, if `workflow.yaml` exists and parses.
     pub fn workflow(&self) -> Option<&Workflow> {
-        self.wf().0.as_ref()
+        self.wf().and_then(|w| w.model.as_ref())
     }
 
-    /// The `workflow.yaml` text the model was built from.
+    /// The `workflow.yaml` text the model was built from (empty when there is none).
     pub fn workflow_text(&self) -> &str {
-        &self.wf().1
+        self.wf().map_or("", |w| w.text.as_str())
     }
 
     /// The document root when the text parsed without a syntax error.

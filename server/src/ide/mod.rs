@@ -2,8 +2,10 @@
 //! types here (a tidy test greps for them); `lsp/` converts. Every function reads other
 //! files through `FileAccess`, so unsaved buffers (the server's overlay) are seen.
 //!
-//! Each request parses the buffer once (`analysis::Analysis`); positions come from the
-//! tree when the text parses and from the line-based `context` when it does not, so
+//! A request gets a [`Doc`]: the buffer with its parse (the server parses each version
+//! once and shares the tree between diagnostics and requests) and the server's
+//! `WorkflowCache` (so `workflow.yaml` is parsed once per distinct text, not per
+//! keystroke). Positions come from the tree when the text parses and from the line-based `context` when it does not, so
 //! completion and key hover keep working in a broken document. Offsets are bytes.
 
 mod actions;
@@ -19,9 +21,26 @@ mod tests;
 
 pub use authoring::{AuthoringEdit, SessionInfo, fill_from_session, new_case, sessions_for_case};
 
+use wfx_schemas::check::WorkflowCache;
 use wfx_schemas::diagnostics::{Diagnostic, TextEdit};
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::text::TextRange;
+use wfx_schemas::yaml::Parsed;
+
+/// The document an IDE request is about, with what the caller already holds for it.
+#[derive(Clone, Copy)]
+pub struct Doc<'a> {
+    /// Every file of the workspace, open buffers first (workspace-relative paths).
+    pub fs: &'a dyn FileAccess,
+    /// The document's workspace-relative path.
+    pub path: &'a str,
+    /// The buffer.
+    pub text: &'a str,
+    /// `wfx_schemas::yaml::parse(text)`.
+    pub parsed: &'a Parsed,
+    /// Loaded `workflow.yaml` files, reused while their text is unchanged.
+    pub workflows: &'a WorkflowCache,
+}
 
 /// What kind of item a completion is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,8 +173,8 @@ pub struct WorkspaceSymbol {
 /// enum values, workflow and skill slugs, tool and variable names, fixture and hook files
 /// (FORMAT §A, §B). Works on broken text. Empty for files that are neither a case nor a
 /// `workflow.yaml`.
-pub fn completion(fs: &dyn FileAccess, path: &str, text: &str, offset: u32) -> Vec<CompletionItem> {
-    analysis::Analysis::new(fs, path, text)
+pub fn completion(doc: &Doc<'_>, offset: u32) -> Vec<CompletionItem> {
+    analysis::Analysis::new(doc)
         .map(|an| completion::complete(&an, offset))
         .unwrap_or_default()
 }
@@ -163,15 +182,15 @@ pub fn completion(fs: &dyn FileAccess, path: &str, text: &str, offset: u32) -> V
 /// Hover at byte `offset`: a key's doc (what it does, accepted forms, role, whether a
 /// failure halts the case, FORMAT section), a state card (title, summary, type, triggers,
 /// edges), a trigger card (entry state, session path, requires/returns) or a regex card.
-pub fn hover(fs: &dyn FileAccess, path: &str, text: &str, offset: u32) -> Option<Hover> {
-    hover::hover(&analysis::Analysis::new(fs, path, text)?, offset)
+pub fn hover(doc: &Doc<'_>, offset: u32) -> Option<Hover> {
+    hover::hover(&analysis::Analysis::new(doc)?, offset)
 }
 
 /// Declaration(s) of the symbol at byte `offset`: a state slug or trigger id → its key in
 /// `workflow.yaml`; `from:` → the fixture under `tests/`; a hook `script:` → the script;
 /// `ranWorkflow.workflow` → that workflow's `workflow.yaml` (files at range `0..0`).
-pub fn goto_definition(fs: &dyn FileAccess, path: &str, text: &str, offset: u32) -> Vec<Location> {
-    analysis::Analysis::new(fs, path, text)
+pub fn goto_definition(doc: &Doc<'_>, offset: u32) -> Vec<Location> {
+    analysis::Analysis::new(doc)
         .map(|an| navigation::definition(&an, offset))
         .unwrap_or_default()
 }
@@ -179,13 +198,11 @@ pub fn goto_definition(fs: &dyn FileAccess, path: &str, text: &str, offset: u32)
 /// References of the state or trigger at `offset`, across `workflow.yaml` and its cases
 /// (documents that do not parse are skipped). Ranges exclude quotes.
 pub fn references(
-    fs: &dyn FileAccess,
-    path: &str,
-    text: &str,
+    doc: &Doc<'_>,
     offset: u32,
     include_declaration: bool,
 ) -> Vec<Location> {
-    analysis::Analysis::new(fs, path, text)
+    analysis::Analysis::new(doc)
         .map(|an| navigation::references(&an, offset, include_declaration))
         .unwrap_or_default()
 }
@@ -194,12 +211,10 @@ pub fn references(
 /// why it cannot be renamed: not a state or trigger, not declared in `workflow.yaml`, the
 /// reserved `manual`, or a document that does not parse.
 pub fn prepare_rename(
-    fs: &dyn FileAccess,
-    path: &str,
-    text: &str,
+    doc: &Doc<'_>,
     offset: u32,
 ) -> Result<TextRange, String> {
-    let an = analysis::Analysis::new(fs, path, text).ok_or("nothing to rename here")?;
+    let an = analysis::Analysis::new(doc).ok_or("nothing to rename here")?;
     navigation::prepare(&an, offset).map(|(_, r)| r)
 }
 
@@ -208,13 +223,11 @@ pub fn prepare_rename(
 /// refuses, a new state name that is not a slug (FORMAT §A.3) or an empty trigger id, a
 /// name already declared, or a document of the workflow that does not parse.
 pub fn rename(
-    fs: &dyn FileAccess,
-    path: &str,
-    text: &str,
+    doc: &Doc<'_>,
     offset: u32,
     new_name: &str,
 ) -> Result<Vec<TextEdit>, String> {
-    let an = analysis::Analysis::new(fs, path, text).ok_or("nothing to rename here")?;
+    let an = analysis::Analysis::new(doc).ok_or("nothing to rename here")?;
     navigation::rename(&an, offset, new_name)
 }
 
@@ -222,12 +235,10 @@ pub fn rename(
 /// collapsed length against its budget (`34/60`, UTF-16 code units, FORMAT §B.1); after a
 /// `decide.to` the edge type when the decided state is known.
 pub fn inlay_hints(
-    fs: &dyn FileAccess,
-    path: &str,
-    text: &str,
+    doc: &Doc<'_>,
     range: TextRange,
 ) -> Vec<InlayHint> {
-    analysis::Analysis::new(fs, path, text)
+    analysis::Analysis::new(doc)
         .map(|an| symbols::inlay_hints(&an, range))
         .unwrap_or_default()
 }
@@ -235,14 +246,14 @@ pub fn inlay_hints(
 /// Document symbols: for a case, its title then each action with the assertions that
 /// evaluate against it nested under it; for `workflow.yaml`, each state with its triggers
 /// and transitions. Empty when the text does not parse.
-pub fn document_symbols(path: &str, text: &str) -> Vec<Symbol> {
-    symbols::document_symbols(path, text)
+pub fn document_symbols(doc: &Doc<'_>) -> Vec<Symbol> {
+    symbols::document_symbols(doc.path, doc.parsed)
 }
 
 /// Folding ranges (byte ranges of multi-line nodes, from the key); indentation blocks when
 /// the text does not parse.
-pub fn folding_ranges(text: &str) -> Vec<TextRange> {
-    symbols::folding_ranges(text)
+pub fn folding_ranges(doc: &Doc<'_>) -> Vec<TextRange> {
+    symbols::folding_ranges(doc.text, doc.parsed)
 }
 
 /// Workspace symbols matching `query` (a case-insensitive subsequence): every state and
@@ -256,19 +267,17 @@ pub fn workspace_symbols(fs: &dyn FileAccess, root: &str, query: &str) -> Vec<Wo
 /// above orphan assertions, missing `title`/`description`, `tests: { judge: {} }` for a
 /// `grade` without a judge). Edits are minimal and keep comments.
 pub fn code_actions(
-    fs: &dyn FileAccess,
-    path: &str,
-    text: &str,
+    doc: &Doc<'_>,
     range: TextRange,
     diagnostics: &[Diagnostic],
 ) -> Vec<CodeAction> {
-    analysis::Analysis::new(fs, path, text)
+    analysis::Analysis::new(doc)
         .map(|an| actions::code_actions(&an, range, diagnostics))
         .unwrap_or_default()
 }
 
 /// Ranges of `/…/flags` regex strings where a case reads regexes (reply tokens,
 /// `raised.reason`, tool `input`, mock `whenInput`; FORMAT §B.2), for semantic tokens.
-pub fn regex_tokens(path: &str, text: &str) -> Vec<TextRange> {
-    symbols::regex_tokens(path, text)
+pub fn regex_tokens(doc: &Doc<'_>) -> Vec<TextRange> {
+    symbols::regex_tokens(doc.path, doc.text, doc.parsed)
 }

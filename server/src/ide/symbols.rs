@@ -9,7 +9,7 @@ use wfx_schemas::model::case::{Case, StepForm};
 use wfx_schemas::model::workflow::StateType;
 use wfx_schemas::text::{TextRange, collapse_whitespace, collapsed_utf16_len};
 use wfx_schemas::workspace::{FileKind, case_id, classify, discover_cases, discover_workflows};
-use wfx_schemas::yaml::{self, Node, Value};
+use wfx_schemas::yaml::{self, Node, Parsed, Value};
 
 use super::analysis::Analysis;
 use super::{InlayHint, Location, Symbol, WorkspaceSymbol, WorkspaceSymbolKind};
@@ -134,8 +134,7 @@ fn step_name(key: &str, v: &Node) -> String {
 }
 
 /// See [`super::document_symbols`].
-pub(crate) fn document_symbols(path: &str, text: &str) -> Vec<Symbol> {
-    let parsed = yaml::parse(text);
+pub(crate) fn document_symbols(path: &str, parsed: &Parsed) -> Vec<Symbol> {
     let Some(root) = parsed
         .documents
         .first()
@@ -264,8 +263,7 @@ fn workflow_symbols(root: &Node) -> Vec<Symbol> {
 
 /// See [`super::folding_ranges`]: every collection value and block scalar spanning more
 /// than one line, from its key; indentation blocks when the text does not parse.
-pub(crate) fn folding_ranges(text: &str) -> Vec<TextRange> {
-    let parsed = yaml::parse(text);
+pub(crate) fn folding_ranges(text: &str, parsed: &Parsed) -> Vec<TextRange> {
     let mut out = Vec::new();
     let multiline = |r: TextRange| {
         text.get(r.as_usize())
@@ -350,11 +348,10 @@ fn indent_folds(text: &str) -> Vec<TextRange> {
 
 /// See [`super::regex_tokens`]: strings of regex shape where the case reads regexes
 /// (reply tokens, `raised.reason`, tool `input` and mock `whenInput` at any depth).
-pub(crate) fn regex_tokens(path: &str, text: &str) -> Vec<TextRange> {
+pub(crate) fn regex_tokens(path: &str, text: &str, parsed: &Parsed) -> Vec<TextRange> {
     if !matches!(classify(path), FileKind::Case(_)) {
         return Vec::new();
     }
-    let parsed = yaml::parse(text);
     let Some(root) = parsed
         .documents
         .first()

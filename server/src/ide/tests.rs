@@ -19,6 +19,32 @@ struct Fx {
     selection: Option<TextRange>,
 }
 
+/// What a [`Doc`] borrows besides the files: the text's parse and a workflow cache (as
+/// the server holds them).
+struct Own {
+    parsed: wfx_schemas::yaml::Parsed,
+    cache: wfx_schemas::check::WorkflowCache,
+}
+
+impl Own {
+    fn new(text: &str) -> Self {
+        Self {
+            parsed: wfx_schemas::yaml::parse(text),
+            cache: wfx_schemas::check::WorkflowCache::new(),
+        }
+    }
+
+    fn doc<'a>(&'a self, fs: &'a MemFiles, path: &'a str, text: &'a str) -> Doc<'a> {
+        Doc {
+            fs,
+            path,
+            text,
+            parsed: &self.parsed,
+            workflows: &self.cache,
+        }
+    }
+}
+
 impl Fx {
     fn cursor_file(&self) -> (&str, &str, u32) {
         let (path, off) = self.cursor.as_ref().expect("fixture has no $0");
@@ -140,7 +166,7 @@ fn apply(text: &str, edits: &[TextEdit]) -> String {
 fn check_completion(src: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
-    let items = completion(&fx.files, path, text, off);
+    let items = completion(&Own::new(text).doc(&fx.files, path, text), off);
     let mut out = String::new();
     if let Some(first) = items.first() {
         out.push_str(&format!(
@@ -162,7 +188,7 @@ fn check_completion(src: &str, want: Expect) {
 fn check_completion_insert(src: &str, label: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
-    let items = completion(&fx.files, path, text, off);
+    let items = completion(&Own::new(text).doc(&fx.files, path, text), off);
     let item = items
         .iter()
         .find(|i| i.label == label)
@@ -174,7 +200,7 @@ fn check_completion_insert(src: &str, label: &str, want: Expect) {
 fn check_hover(src: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
-    let got = match hover(&fx.files, path, text, off) {
+    let got = match hover(&Own::new(text).doc(&fx.files, path, text), off) {
         Some(h) => format!("{}\n---\n{}", render_range(text, h.range), h.markdown),
         None => "none".into(),
     };
@@ -185,7 +211,7 @@ fn check_hover(src: &str, want: Expect) {
 fn check_definition(src: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
-    let locs = goto_definition(&fx.files, path, text, off);
+    let locs = goto_definition(&Own::new(text).doc(&fx.files, path, text), off);
     let out: Vec<String> = locs
         .iter()
         .map(|l| format!("{} {}", l.file, render_range(&fx.texts[&l.file], l.range)))
@@ -197,7 +223,7 @@ fn check_definition(src: &str, want: Expect) {
 fn check_references(src: &str, include_declaration: bool, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
-    let locs = references(&fx.files, path, text, off, include_declaration);
+    let locs = references(&Own::new(text).doc(&fx.files, path, text), off, include_declaration);
     let out: Vec<String> = locs
         .iter()
         .map(|l| format!("{} {}", l.file, render_range(&fx.texts[&l.file], l.range)))
@@ -209,9 +235,9 @@ fn check_references(src: &str, include_declaration: bool, want: Expect) {
 fn check_rename(src: &str, new_name: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
-    let got = match prepare_rename(&fx.files, path, text, off) {
+    let got = match prepare_rename(&Own::new(text).doc(&fx.files, path, text), off) {
         Err(e) => format!("prepare: {e}"),
-        Ok(r) => match rename(&fx.files, path, text, off, new_name) {
+        Ok(r) => match rename(&Own::new(text).doc(&fx.files, path, text), off, new_name) {
             Err(e) => format!("prepare {}\nrename: {e}", render_range(text, r)),
             Ok(edits) => {
                 let mut out = format!("prepare {}\n", render_range(text, r));
@@ -239,7 +265,7 @@ fn check_rename(src: &str, new_name: &str, want: Expect) {
 fn check_inlay_hints(src: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, _) = fx.cursor_file();
-    let hints = inlay_hints(&fx.files, path, text, TextRange::new(0, text.len() as u32));
+    let hints = inlay_hints(&Own::new(text).doc(&fx.files, path, text), TextRange::new(0, text.len() as u32));
     let mut out = text.to_owned();
     for h in hints.iter().rev() {
         out.insert_str(h.offset as usize, &format!("⟨{}⟩", h.label));
@@ -256,7 +282,7 @@ fn check_code_actions(
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
     let range = fx.selection.unwrap_or(TextRange::empty(off));
-    let actions = code_actions(&fx.files, path, text, range, diagnostics);
+    let actions = code_actions(&Own::new(text).doc(&fx.files, path, text), range, diagnostics);
     let mut out = String::new();
     for a in &actions {
         out.push_str(&format!(
@@ -314,7 +340,7 @@ fn check_symbols(src: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, _) = fx.cursor_file();
     let mut out = String::new();
-    render(&mut out, text, &document_symbols(path, text), 0);
+    render(&mut out, text, &document_symbols(&Own::new(text).doc(&MemFiles::new(), path, text)), 0);
     want.assert_eq(&out);
 }
 
@@ -531,7 +557,7 @@ fn tool_names() {
         "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - calledTool: { name: $0 }\n",
     ));
     let (path, text, off) = fx.cursor_file();
-    let labels: Vec<String> = completion(&fx.files, path, text, off)
+    let labels: Vec<String> = completion(&Own::new(text).doc(&fx.files, path, text), off)
         .into_iter()
         .map(|i| i.label)
         .collect();
@@ -850,7 +876,7 @@ fn rename_a_trigger_from_workflow_yaml() {
     let wf_cursor = WF.replace("      email:\n", "      em$0ail:\n");
     let fx = fixture(&format!("{wf_cursor}{src}"));
     let (path, text, off) = fx.cursor_file();
-    let edits = rename(&fx.files, path, text, off, "mail").unwrap();
+    let edits = rename(&Own::new(text).doc(&fx.files, path, text), off, "mail").unwrap();
     let files: Vec<(&str, String)> = edits
         .iter()
         .map(|e| {
@@ -980,7 +1006,7 @@ fn document_symbols_nest_assertions_under_their_action() {
 #[test]
 fn folding_ranges_from_the_tree_and_from_indentation() {
     let text = "title: x\nsteps:\n  - send: hi\n  - decide:\n      to: a\n      comment: b\n";
-    let got: Vec<&str> = folding_ranges(text)
+    let got: Vec<&str> = folding_ranges(&Own::new(text).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", text))
         .iter()
         .map(|r| &text[r.as_usize()])
         .collect();
@@ -992,7 +1018,7 @@ fn folding_ranges_from_the_tree_and_from_indentation() {
     "#]]
     .assert_debug_eq(&got);
     let broken = "title: [\nsteps:\n  - send: hi\n  - x\n";
-    let got: Vec<&str> = folding_ranges(broken)
+    let got: Vec<&str> = folding_ranges(&Own::new(broken).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", broken))
         .iter()
         .map(|r| &broken[r.as_usize()])
         .collect();
@@ -1007,7 +1033,7 @@ fn folding_ranges_from_the_tree_and_from_indentation() {
 #[test]
 fn regex_tokens_only_where_regexes_are_read() {
     let text = "title: /not/\nmocks:\n  - tool: x\n    whenInput: { a: { b: \"/deep/\" } }\nsteps:\n  - send: /no/\n  - reply: { includes: [\"/yes/i\", plain], excludes: /x/ }\n  - raised: { reason: \"/r/\" }\n";
-    let got: Vec<&str> = regex_tokens("workflows/w/tests/a.test.yaml", text)
+    let got: Vec<&str> = regex_tokens(&Own::new(text).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", text))
         .iter()
         .map(|r| &text[r.as_usize()])
         .collect();
@@ -1020,7 +1046,7 @@ fn regex_tokens_only_where_regexes_are_read() {
         ]
     "#]]
     .assert_debug_eq(&got);
-    assert!(regex_tokens("workflows/w/workflow.yaml", text).is_empty());
+    assert!(regex_tokens(&Own::new(text).doc(&MemFiles::new(), "workflows/w/workflow.yaml", text)).is_empty());
 }
 
 #[test]
@@ -1325,7 +1351,7 @@ fn corpus_decide_completion_hover_and_rename() {
     let text = String::from_utf8(wfx_schemas::files::FileAccess::read(&fs, path).unwrap()).unwrap();
     // Completion right after `to: ` of the decide step: the parked refund-review's edges.
     let at = text.find("to: refund-closed").unwrap() as u32 + 4;
-    let labels: Vec<String> = completion(&fs, path, &text, at)
+    let labels: Vec<String> = completion(&Own::new(&text).doc(&fs, path, &text), at)
         .into_iter()
         .map(|i| format!("{} {:?}", i.label, i.detail))
         .collect();
@@ -1337,13 +1363,13 @@ fn corpus_decide_completion_hover_and_rename() {
     "#]]
     .assert_debug_eq(&labels);
     let at = text.find("reachedState: refund-review").unwrap() as u32 + 16;
-    let h = hover(&fs, path, &text, at).unwrap();
+    let h = hover(&Own::new(&text).doc(&fs, path, &text), at).unwrap();
     assert!(
         h.markdown.starts_with("**state `refund-review`** (human)"),
         "{}",
         h.markdown
     );
-    let edits = rename(&fs, path, &text, at, "refund-approval").unwrap();
+    let edits = rename(&Own::new(&text).doc(&fs, path, &text), at, "refund-approval").unwrap();
     let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
     for e in &edits {
         *per_file.entry(e.file.as_str()).or_default() += 1;
@@ -1358,7 +1384,7 @@ fn corpus_decide_completion_hover_and_rename() {
         }
     "#]]
     .assert_debug_eq(&per_file);
-    let hints = inlay_hints(&fs, path, &text, TextRange::new(0, text.len() as u32));
+    let hints = inlay_hints(&Own::new(&text).doc(&fs, path, &text), TextRange::new(0, text.len() as u32));
     let labels: Vec<&str> = hints.iter().map(|h| h.label.as_str()).collect();
     assert_eq!(labels, ["34/60", "179/200", "approve"]);
 }

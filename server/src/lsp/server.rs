@@ -146,8 +146,9 @@ pub struct Server {
     client: Client,
     docs: Arc<Documents>,
     session: Arc<RwLock<Session>>,
-    /// Workspace files found at `initialized` (root, root-relative path), sorted.
-    index: Arc<RwLock<Vec<(PathBuf, String)>>>,
+    /// Workspace files (root, root-relative path), sorted; `None` until the first
+    /// `workspace/symbol` request and after watched files change.
+    index: Arc<RwLock<Option<Vec<(PathBuf, String)>>>>,
     publish: Arc<tokio::sync::Mutex<()>>,
     shutdown: Arc<AtomicBool>,
     runs: Arc<std::sync::Mutex<RunState>>,
@@ -208,8 +209,16 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn text(&self) -> &str {
-        &self.snap.text
+    /// The document as the IDE functions take it: the version's shared parse and the
+    /// session's workflow cache.
+    fn doc(&self) -> ide::Doc<'_> {
+        ide::Doc {
+            fs: &self.fs,
+            path: &self.loc.rel,
+            text: &self.snap.text,
+            parsed: self.snap.parsed(),
+            workflows: &self.s.workflows,
+        }
     }
     fn offset(&self, p: lsp::Position) -> u32 {
         convert::offset(&self.snap.index, p, self.s.encoding)
@@ -245,7 +254,14 @@ pub fn document_diagnostics(
     s: &Session,
 ) -> Vec<lsp::Diagnostic> {
     let core = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        wfx_schemas::check::check_text_cached(fs, &s.workflows, &loc.rel, &snap.text)
+        let cache = &s.workflows;
+        match workspace::classify(&loc.rel) {
+            // Markdown: nothing to parse as YAML.
+            FileKind::WorkflowMd(_) | FileKind::Other => {
+                wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
+            }
+            _ => wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed()),
+        }
     }))
     .unwrap_or_else(|p| {
         let msg = panic_message(p.as_ref());
@@ -323,7 +339,7 @@ impl Server {
             client,
             docs: Arc::new(Documents::new()),
             session: Arc::new(RwLock::new(Session::default())),
-            index: Arc::new(RwLock::new(Vec::new())),
+            index: Arc::new(RwLock::new(None)),
             publish: Arc::new(tokio::sync::Mutex::new(())),
             shutdown,
             runs: Arc::new(std::sync::Mutex::new(RunState::default())),
@@ -787,7 +803,18 @@ impl Server {
 
     /// Indexes every `workflow.yaml` and case of every workspace folder (for workspace
     /// symbols).
-    async fn index_workspace(&self) {
+    /// The workflow and case files of every root, walked on first use (the first
+    /// `workspace/symbol` request) and again after watched files change; startup does not
+    /// wait for a walk of a large workspace.
+    async fn indexed_files(&self) -> Vec<(PathBuf, String)> {
+        if let Some(found) = self
+            .index
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+        {
+            return found;
+        }
         let roots = self.session().roots;
         let found = tokio::task::spawn_blocking(move || {
             let mut out = Vec::new();
@@ -809,7 +836,16 @@ impl Server {
         *self
             .index
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = found;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(found.clone());
+        found
+    }
+
+    /// Forgets the file index (rebuilt by the next [`Self::indexed_files`]).
+    fn invalidate_index(&self) {
+        *self
+            .index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     fn workspace_edit(&self, ctx: &Ctx, edits: &[TextEdit]) -> Option<lsp::WorkspaceEdit> {
@@ -983,7 +1019,6 @@ impl LanguageServer for Server {
         if s.configuration {
             self.pull_configuration();
         }
-        self.index_workspace().await;
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -1020,7 +1055,13 @@ impl LanguageServer for Server {
         // Annotations belong to the text they ran on: an edit drops them (see `runs`).
         self.run_state().annotations.remove(uri.as_str());
         self.recheck(&uri).await;
-        if let Some(loc) = self.docs.snapshot(&uri).and_then(|s| s.located) {
+        // No document's diagnostics read a case's text (other cases only ask whether a
+        // `from:` file exists, which an edit does not change), so typing in a case
+        // rechecks that case alone; an edit to `workflow.yaml` or a fixture rechecks the
+        // open documents of its workflow.
+        if let Some(loc) = self.docs.snapshot(&uri).and_then(|s| s.located)
+            && !matches!(workspace::classify(&loc.rel), FileKind::Case(_))
+        {
             self.recheck_dependents(&uri, &loc).await;
         }
     }
@@ -1042,7 +1083,7 @@ impl LanguageServer for Server {
 
     async fn did_change_watched_files(&self, params: lsp::DidChangeWatchedFilesParams) {
         tracing::debug!("{} watched files changed", params.changes.len());
-        self.index_workspace().await;
+        self.invalidate_index();
         self.recheck_all().await;
     }
 
@@ -1066,7 +1107,7 @@ impl LanguageServer for Server {
         };
         let items = guard("completion", || {
             let at = ctx.offset(p.position);
-            ide::completion(&ctx.fs, &ctx.loc.rel, ctx.text(), at)
+            ide::completion(&ctx.doc(), at)
                 .iter()
                 .map(|i| {
                     convert::completion_item(i, &ctx.snap.index, ctx.s.encoding, ctx.s.snippets)
@@ -1083,7 +1124,7 @@ impl LanguageServer for Server {
         };
         guard("hover", || {
             let at = ctx.offset(p.position);
-            ide::hover(&ctx.fs, &ctx.loc.rel, ctx.text(), at)
+            ide::hover(&ctx.doc(), at)
                 .map(|h| convert::hover(&h, &ctx.snap.index, ctx.s.encoding))
         })
     }
@@ -1098,7 +1139,7 @@ impl LanguageServer for Server {
         };
         let locs = guard("definition", || {
             let at = ctx.offset(p.position);
-            ide::goto_definition(&ctx.fs, &ctx.loc.rel, ctx.text(), at)
+            ide::goto_definition(&ctx.doc(), at)
                 .iter()
                 .filter_map(|l| ctx.location(l))
                 .collect::<Vec<_>>()
@@ -1118,7 +1159,7 @@ impl LanguageServer for Server {
         let include = params.context.include_declaration;
         let locs = guard("references", || {
             let at = ctx.offset(p.position);
-            ide::references(&ctx.fs, &ctx.loc.rel, ctx.text(), at, include)
+            ide::references(&ctx.doc(), at, include)
                 .iter()
                 .filter_map(|l| ctx.location(l))
                 .collect::<Vec<_>>()
@@ -1135,9 +1176,7 @@ impl LanguageServer for Server {
         };
         let r = guard("prepareRename", || {
             ide::prepare_rename(
-                &ctx.fs,
-                &ctx.loc.rel,
-                ctx.text(),
+                &ctx.doc(),
                 ctx.offset(params.position),
             )
         })?;
@@ -1154,9 +1193,7 @@ impl LanguageServer for Server {
         };
         let r = guard("rename", || {
             ide::rename(
-                &ctx.fs,
-                &ctx.loc.rel,
-                ctx.text(),
+                &ctx.doc(),
                 ctx.offset(p.position),
                 &params.new_name,
             )
@@ -1178,7 +1215,7 @@ impl LanguageServer for Server {
         let mut hints = if ctx.s.settings.inlay_hints_length_budget {
             guard("inlayHint", || {
                 let range = convert::text_range(&ctx.snap.index, params.range, ctx.s.encoding);
-                ide::inlay_hints(&ctx.fs, &ctx.loc.rel, ctx.text(), range)
+                ide::inlay_hints(&ctx.doc(), range)
                     .iter()
                     .map(|h| convert::inlay_hint(h, &ctx.snap.index, ctx.s.encoding))
                     .collect::<Vec<_>>()
@@ -1217,7 +1254,7 @@ impl LanguageServer for Server {
             return Ok(None);
         };
         guard("documentSymbol", || {
-            let symbols = ide::document_symbols(&ctx.loc.rel, ctx.text());
+            let symbols = ide::document_symbols(&ctx.doc());
             if ctx.s.hierarchical_symbols {
                 Some(lsp::DocumentSymbolResponse::Nested(
                     symbols
@@ -1249,7 +1286,7 @@ impl LanguageServer for Server {
         };
         guard("foldingRange", || {
             Some(convert::folding_ranges(
-                &ide::folding_ranges(ctx.text()),
+                &ide::folding_ranges(&ctx.doc()),
                 &ctx.snap.index,
             ))
         })
@@ -1263,7 +1300,7 @@ impl LanguageServer for Server {
             return Ok(None);
         };
         guard("semanticTokens", || {
-            let ranges = ide::regex_tokens(&ctx.loc.rel, ctx.text());
+            let ranges = ide::regex_tokens(&ctx.doc());
             let data = convert::semantic_tokens(&ranges, &ctx.snap.index, ctx.s.encoding);
             Some(lsp::SemanticTokensResult::Tokens(lsp::SemanticTokens {
                 result_id: None,
@@ -1312,7 +1349,7 @@ impl LanguageServer for Server {
                 core.push(c);
             }
             let range = convert::text_range(&ctx.snap.index, params.range, ctx.s.encoding);
-            for a in ide::code_actions(&ctx.fs, &ctx.loc.rel, ctx.text(), range, &core) {
+            for a in ide::code_actions(&ctx.doc(), range, &core) {
                 if !titles.insert(a.title.clone()) {
                     continue;
                 }
@@ -1353,11 +1390,7 @@ impl LanguageServer for Server {
         params: lsp::WorkspaceSymbolParams,
     ) -> Result<Option<lsp::WorkspaceSymbolResponse>> {
         let query = params.query.to_lowercase();
-        let mut files: Vec<(PathBuf, String)> = self
-            .index
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+        let mut files: Vec<(PathBuf, String)> = self.indexed_files().await;
         for (_, loc) in self.docs.all() {
             if let Some(loc) = loc
                 && workspace::classify(&loc.rel) != FileKind::Other
@@ -1367,7 +1400,8 @@ impl LanguageServer for Server {
         }
         files.sort();
         files.dedup();
-        let enc = self.session().encoding;
+        let s = self.session();
+        let enc = s.encoding;
         let mut overlays: BTreeMap<PathBuf, Overlay> = BTreeMap::new();
         for (root, _) in &files {
             if !overlays.contains_key(root) {
@@ -1386,7 +1420,13 @@ impl LanguageServer for Server {
                 let index = LineIndex::new(&text);
                 let mut flat = Vec::new();
                 convert::flat_symbols(
-                    &ide::document_symbols(rel, &text),
+                    &ide::document_symbols(&ide::Doc {
+                        fs,
+                        path: rel,
+                        text: &text,
+                        parsed: &wfx_schemas::yaml::parse(&text),
+                        workflows: &s.workflows,
+                    }),
                     &uri,
                     &index,
                     enc,
