@@ -1,4 +1,4 @@
-//! Hostile files through `wfx-lsp check`: binary garbage, a 10 MB case, 10,000-deep
+//! Hostile files through `wfx-lsp check`: binary garbage, a 7 MB case (under the 8 MiB limit), 10,000-deep
 //! nesting, invalid UTF-8, an alias bomb and NUL bytes. Each must end in a diagnostic
 //! with the expected code (exit 1) — never a panic (exit 101), a hang or a crash. No
 //! timings are asserted.

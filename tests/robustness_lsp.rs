@@ -6,10 +6,9 @@
 //! request, so a panic that killed a handler (or the process) shows up as a failure.
 //! Deadlines are hang guards (60 s), not speed assertions; measured times are printed.
 //!
-//! Not covered here: shutdown while a `wfx.runCase` command runs. The server on main
-//! announces no command yet (`executeCommandProvider.commands` is empty; see
-//! server/src/lsp/commands.rs), so there is no run to interrupt; the unknown-command test
-//! below pins the current behaviour (an error response, the server keeps serving).
+//! Shutdown while a `wfx.runCase` run is in flight, and the client dying during one, use
+//! an external runner command (`wfx.runner.command`) that starts a grandchild and never
+//! finishes: the server must exit promptly and leave neither of them behind.
 
 #![allow(
     clippy::unwrap_used,
@@ -345,7 +344,10 @@ fn stale_and_out_of_range_changes_do_not_break_the_document() {
         "textDocument/didChange",
         change(5, 0, 0, 0, 0, "garbage: ["),
     );
-    s.notify("textDocument/didChange", change(6, 900, 0, 1000, 7, "# end\n"));
+    s.notify(
+        "textDocument/didChange",
+        change(6, 900, 0, 1000, 7, "# end\n"),
+    );
     s.notify("textDocument/didChange", change(7, 3, 4, 3, 8, "send"));
     let p7 = s.diagnostics(&u, 7);
     // The stale v3 and the repeated v5 were dropped (applied, they would leave
@@ -486,4 +488,110 @@ fn the_client_dying_ends_the_server_without_leftovers() {
             "descendant {d} survived the server"
         );
     }
+}
+
+/// Starts the server with `wfx.runner.command` set to a script that starts a grandchild
+/// (`sleep 300`) and waits for it, runs a case, and waits until both processes exist.
+/// Returns the server, the case URI and the runner's processes.
+fn server_with_a_run_in_flight(ws: &Path) -> (Server, String, Vec<u32>) {
+    let script = ws.join("slow-runner.sh");
+    std::fs::write(&script, "#!/bin/sh\nsleep 300 &\nwait\n").unwrap();
+    let mut perm = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&script, perm).unwrap();
+    let (mut s, _) = Server::start(ws);
+    s.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"wfx": {"runner": {"command": script.to_str().unwrap()}}}}),
+    );
+    let case = ws.join(TESTS).join("refund-approved.test.yaml");
+    let u = uri(&case);
+    s.open(&u, &small_case());
+    s.diagnostics(&u, 1);
+    let id = s.request(
+        "workspace/executeCommand",
+        json!({"command": "wfx.runCase", "arguments": [u]}),
+    );
+    let r = s.response(id);
+    assert!(r.get("error").is_none(), "{r}");
+    let pid = s.child.id();
+    let t = Instant::now();
+    let runner = loop {
+        let d = descendants(pid);
+        if d.len() >= 2 {
+            break d;
+        }
+        assert!(t.elapsed() < DEADLINE, "the runner command never started");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (s, u, runner)
+}
+
+/// Waits for the server to exit (hang guard [`DEADLINE`]); returns its status and how long
+/// it took.
+fn wait_exit(s: &mut Server) -> (std::process::ExitStatus, Duration) {
+    let t = Instant::now();
+    loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            return (st, t.elapsed());
+        }
+        assert!(
+            t.elapsed() < DEADLINE,
+            "server still running after {DEADLINE:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// True when `pid` is gone (or a zombie waiting for a parent that is gone too).
+fn gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.contains(") Z "))
+        .unwrap_or(true)
+}
+
+/// Polls until every pid in `pids` is gone (hang guard [`DEADLINE`]).
+fn assert_all_gone(pids: &[u32]) {
+    let t = Instant::now();
+    while !pids.iter().all(|p| gone(*p)) {
+        assert!(
+            t.elapsed() < DEADLINE,
+            "runner processes survived: {:?}",
+            pids.iter().filter(|p| !gone(**p)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn shutdown_during_a_run_stops_the_runner_and_its_children() {
+    let ws = corpus_copy();
+    let (mut s, _, runner) = server_with_a_run_in_flight(ws.path());
+    let id = s.request("shutdown", json!(null));
+    let r = s.response(id);
+    assert!(r.get("error").is_none(), "{r}");
+    s.notify("exit", json!(null));
+    let (status, took) = wait_exit(&mut s);
+    println!(
+        "exit {status} {:.1} ms after `exit` with a run in flight (runner pids {runner:?})",
+        took.as_secs_f64() * 1e3
+    );
+    // `shutdown` then `exit`: exit code 0 (LSP).
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert_all_gone(&runner);
+}
+
+#[test]
+fn the_client_dying_during_a_run_stops_the_runner_and_its_children() {
+    let ws = corpus_copy();
+    let (mut s, _, runner) = server_with_a_run_in_flight(ws.path());
+    drop(s.stdin.take());
+    drop(s.rx.take());
+    let (status, took) = wait_exit(&mut s);
+    println!(
+        "exit {status} {:.1} ms after the client died with a run in flight",
+        took.as_secs_f64() * 1e3
+    );
+    assert!(matches!(status.code(), Some(0 | 1)), "{status}");
+    assert_all_gone(&runner);
 }

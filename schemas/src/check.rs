@@ -312,6 +312,7 @@ fn check_kind(
             }
         }
     }
+    diagnostics::cap_per_file(&mut out);
     out
 }
 

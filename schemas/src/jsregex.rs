@@ -73,7 +73,10 @@ pub fn compile_token(s: &str) -> Option<Compiled> {
     let (body, flags) = regex_token(s)?;
     static MEMO: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     let memo = MEMO.get_or_init(Mutex::default);
-    let lock = || memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lock = || {
+        memo.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
     if let Some(hit) = lock().get(s) {
         return Some(hit.clone());
     }

@@ -22,6 +22,10 @@ pub const MAX_DEPTH: usize = 256;
 /// ([`YamlIssueKind::AliasExpansion`]); defeats "billion laughs" alias bombs.
 pub const MAX_ALIAS_NODES: usize = 10_000;
 
+/// Longest text [`parse`] reads (8 MiB); longer text yields one
+/// [`YamlIssueKind::TooLarge`] issue so that no file can stall an editor or `check`.
+pub const MAX_BYTES: usize = 8 * 1024 * 1024;
+
 /// How a scalar was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScalarStyle {
@@ -197,6 +201,8 @@ pub enum YamlIssueKind {
     AliasExpansion,
     /// A mapping key that is a sequence or a mapping.
     ComplexKey,
+    /// The text is longer than [`MAX_BYTES`]; it was not parsed.
+    TooLarge,
 }
 
 /// A problem found while building the tree.
@@ -225,9 +231,12 @@ pub struct Parsed {
 }
 
 impl Parsed {
-    /// True when a syntax error stopped the parse.
+    /// True when a syntax error stopped the parse, or the text was too large to parse
+    /// (either way there is no tree to check).
     pub fn has_syntax_error(&self) -> bool {
-        self.issues.iter().any(|i| i.kind == YamlIssueKind::Syntax)
+        self.issues
+            .iter()
+            .any(|i| matches!(i.kind, YamlIssueKind::Syntax | YamlIssueKind::TooLarge))
     }
 }
 
@@ -305,8 +314,25 @@ enum Frame {
 
 /// Parses a YAML stream into span trees. Never panics; every failure becomes a
 /// [`YamlIssue`] with a position.
+///
+/// Text longer than [`MAX_BYTES`] is not parsed: the result holds one
+/// [`YamlIssueKind::TooLarge`] issue on the first line and no document.
 pub fn parse(text: &str) -> Parsed {
     let mut out = Parsed::default();
+    if text.len() > MAX_BYTES {
+        let first_line = text.find('\n').unwrap_or(text.len()).min(MAX_BYTES);
+        out.issues.push(YamlIssue {
+            kind: YamlIssueKind::TooLarge,
+            range: TextRange::new(0, u32::try_from(first_line).unwrap_or(0)),
+            message: format!(
+                "the file is {:.1} MiB; files over {} MiB are not checked (a case or workflow is a few kilobytes)",
+                text.len() as f64 / (1024.0 * 1024.0),
+                MAX_BYTES / (1024 * 1024)
+            ),
+            related: None,
+        });
+        return out;
+    }
     let mut offsets = OffsetMap::new(text);
     let mut stack: Vec<Frame> = Vec::new();
     let mut anchors: BTreeMap<usize, Node> = BTreeMap::new();
@@ -846,6 +872,28 @@ mod tests {
                 .iter()
                 .any(|i| i.kind == YamlIssueKind::AliasExpansion)
         );
+    }
+
+    #[test]
+    fn text_over_the_size_limit_is_not_parsed() {
+        let mut text = String::from("title: big\nsteps:\n");
+        while text.len() <= MAX_BYTES {
+            text.push_str("  - send: hello there\n");
+        }
+        let p = parse(&text);
+        assert!(p.documents.is_empty());
+        assert!(p.has_syntax_error());
+        assert_eq!(p.issues.len(), 1);
+        assert_eq!(p.issues[0].kind, YamlIssueKind::TooLarge);
+        // It sits on the first line.
+        assert_eq!(p.issues[0].range, TextRange::new(0, 10));
+        // One byte under the limit parses.
+        text.truncate(MAX_BYTES - 200);
+        let cut = text.rfind('\n').unwrap() + 1;
+        text.truncate(cut);
+        let p = parse(&text);
+        assert!(p.issues.is_empty(), "{:?}", p.issues.first());
+        assert_eq!(p.documents.len(), 1);
     }
 
     #[test]

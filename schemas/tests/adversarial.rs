@@ -1163,8 +1163,21 @@ fn twenty_thousand_duplicate_keys_point_at_the_first() {
         dups.iter()
             .all(|i| i.related == Some(TextRange::new(first, first + 1)))
     );
+    // The checker reports the first 1,000 (MAX_PER_FILE) and one WFX009 for the other
+    // 18,999, as severe as they are.
     let d = big_case("20k duplicate keys", &src);
-    assert_eq!(codes(&d).iter().filter(|c| **c == "WFX002").count(), 19_999);
+    assert_eq!(
+        codes(&d).iter().filter(|c| **c == "WFX002").count(),
+        wfx_schemas::diagnostics::MAX_PER_FILE
+    );
+    let rest: Vec<_> = d.iter().filter(|x| x.code.code == "WFX009").collect();
+    assert_eq!(rest.len(), 1);
+    assert!(
+        rest[0].message.starts_with("18999 more problems"),
+        "{}",
+        rest[0].message
+    );
+    assert_eq!(rest[0].severity, wfx_schemas::diagnostics::Severity::Error);
 }
 
 #[test]
@@ -1184,6 +1197,8 @@ fn a_ten_megabyte_case() {
         d.len()
     );
     assert_diagnostics(&fs, None, &d);
+    // Over the 8 MiB parse limit: one WFX008 on the first line, nothing parsed.
+    assert_eq!(codes(&d), ["WFX008"]);
     let t = Instant::now();
     let idx = LineIndex::new(&src);
     eprintln!("10 MB LineIndex::new {:?}", t.elapsed());

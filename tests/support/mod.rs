@@ -158,9 +158,10 @@ pub fn hostile() -> Vec<(&'static str, Vec<u8>, &'static str)> {
             (x >> 16) as u8
         })
         .collect();
-    let mut big = String::from("title: Big\ndescription: A ten-megabyte case.\nsteps:\n");
+    // Just under the 8 MiB parse limit (wfx_schemas::yaml::MAX_BYTES): checked in full.
+    let mut big = String::from("title: Big\ndescription: A seven-megabyte case.\nsteps:\n");
     let mut i = 0;
-    while big.len() < 10 * 1024 * 1024 {
+    while big.len() < 7 * 1024 * 1024 {
         big.push_str(&format!("  - send: \"{} {i}\"\n", "y".repeat(90)));
         i += 1;
     }

@@ -69,6 +69,25 @@ code!(
     "A case or workflow file is exactly one YAML document; a `---` that starts a second one is refused by the reference's loader.\n\nFails:\n```yaml\ntitle: a\n---\ntitle: b\n```\nPasses: one document per file."
 );
 
+code!(
+    FILE_TOO_LARGE,
+    "WFX008",
+    "file-too-large",
+    Error,
+    "wfx",
+    "the file is too large to check",
+    "Files over 8 MiB are not parsed: a case or workflow is a few kilobytes (the largest in real use are around 100 KiB), and an editor must stay responsive whatever file is opened. The file is reported, not silently passed, so `check` fails.\n\nFails: a generated 50 MB case.\nPasses: any file under 8 MiB."
+);
+code!(
+    TOO_MANY_PROBLEMS,
+    "WFX009",
+    "too-many-problems",
+    Error,
+    "wfx",
+    "more problems in this file than are reported",
+    "At most 1,000 diagnostics are reported per file; this one stands for the rest and says how many there are. Its severity is that of the most severe problem left out (so an error is never hidden behind a warning). Fix the reported problems and check again.\n\nFails: a file with 100,000 unknown keys.\nPasses: a file with at most 1,000 problems."
+);
+
 /// The `WFX0xx` codes.
 pub static CODES: &[&CodeInfo] = &[
     &YAML_SYNTAX,
@@ -78,4 +97,6 @@ pub static CODES: &[&CodeInfo] = &[
     &COMPLEX_KEY,
     &INVALID_UTF8,
     &MULTIPLE_DOCUMENTS,
+    &FILE_TOO_LARGE,
+    &TOO_MANY_PROBLEMS,
 ];

@@ -235,6 +235,67 @@ pub fn sort_diagnostics(diags: &mut Vec<Diagnostic>) {
     diags.dedup_by(|a, b| a.sort_key() == b.sort_key());
 }
 
+/// Most diagnostics reported for one file (see [`cap_per_file`]).
+pub const MAX_PER_FILE: usize = 1000;
+
+/// Sorts like [`sort_diagnostics`], then keeps at most [`MAX_PER_FILE`] diagnostics per
+/// file: the rest of a file's are replaced by one `WFX009` at the first left-out site,
+/// naming how many were left out, as severe as the most severe of them (an error is never
+/// hidden behind a warning). Bounds the output (and an editor's memory) for hostile files
+/// such as 100,000 unknown keys.
+pub fn cap_per_file(diags: &mut Vec<Diagnostic>) {
+    /// The left-out diagnostics of the current file: the first one, how many, the worst
+    /// severity.
+    fn flush(out: &mut Vec<Diagnostic>, left: &mut Option<(Diagnostic, usize, Severity)>) {
+        if let Some((first, n, worst)) = left.take() {
+            let mut d = Diagnostic::new(
+                &TOO_MANY_PROBLEMS,
+                first.file.clone(),
+                first.range,
+                format!(
+                    "{n} more problems in this file are not reported (at most {MAX_PER_FILE} per file); the first is: {}",
+                    first.message
+                ),
+            );
+            d.severity = worst;
+            out.push(d);
+        }
+    }
+    sort_diagnostics(diags);
+    if diags.len() <= MAX_PER_FILE {
+        return;
+    }
+    let all = std::mem::take(diags);
+    let mut left: Option<(Diagnostic, usize, Severity)> = None;
+    let mut kept = 0usize;
+    for d in all {
+        if diags.last().is_none_or(|last| last.file != d.file)
+            && left
+                .as_ref()
+                .is_none_or(|(first, _, _)| first.file != d.file)
+        {
+            flush(diags, &mut left);
+            kept = 0;
+        }
+        if kept < MAX_PER_FILE {
+            diags.push(d);
+            kept += 1;
+        } else {
+            match &mut left {
+                Some((_, n, worst)) => {
+                    *n += 1;
+                    *worst = (*worst).min(d.severity);
+                }
+                None => {
+                    let sev = d.severity;
+                    left = Some((d, 1, sev));
+                }
+            }
+        }
+    }
+    flush(diags, &mut left);
+}
+
 /// Declares a registry entry: `code!(NAME, "WFX000", "slug", Error, "§A.1", "summary", "explanation")`.
 #[macro_export]
 macro_rules! code {
@@ -290,6 +351,58 @@ pub fn render_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cap_per_file_keeps_the_first_and_summarizes_the_rest() {
+        let d = |file: &str, at: u32, sev: Severity| {
+            let mut d = Diagnostic::new(
+                &CASE_UNKNOWN_KEY,
+                file,
+                TextRange::empty(at),
+                format!("p{at}"),
+            );
+            d.severity = sev;
+            d
+        };
+        let mut v: Vec<Diagnostic> = Vec::new();
+        // a.yaml: 1,003 problems, the left-out ones a warning and an error (worst: error).
+        for i in 0..MAX_PER_FILE as u32 + 1 {
+            v.push(d("a.yaml", i, Severity::Warning));
+        }
+        v.push(d("a.yaml", 5000, Severity::Error));
+        v.push(d("a.yaml", 5001, Severity::Warning));
+        // b.yaml: two problems, untouched.
+        v.push(d("b.yaml", 1, Severity::Warning));
+        v.push(d("b.yaml", 0, Severity::Error));
+        v.reverse();
+        cap_per_file(&mut v);
+        let a: Vec<&Diagnostic> = v.iter().filter(|x| x.file == "a.yaml").collect();
+        assert_eq!(a.len(), MAX_PER_FILE + 1);
+        let last = a[MAX_PER_FILE];
+        assert_eq!(last.code.code, "WFX009");
+        assert_eq!(last.severity, Severity::Error);
+        assert_eq!(last.range, TextRange::empty(MAX_PER_FILE as u32));
+        assert!(
+            last.message.starts_with("3 more problems"),
+            "{}",
+            last.message
+        );
+        assert!(a[..MAX_PER_FILE].iter().all(|x| x.code.code != "WFX009"));
+        let b: Vec<String> = v
+            .iter()
+            .filter(|x| x.file == "b.yaml")
+            .map(|x| x.message.clone())
+            .collect();
+        assert_eq!(b, ["p0", "p1"]);
+        // Under the cap nothing changes but the order.
+        let mut small = vec![
+            d("c.yaml", 3, Severity::Hint),
+            d("c.yaml", 1, Severity::Hint),
+        ];
+        cap_per_file(&mut small);
+        assert_eq!(small.len(), 2);
+        assert_eq!(small[0].message, "p1");
+    }
 
     #[test]
     fn codes_are_unique_well_formed_and_in_their_range() {

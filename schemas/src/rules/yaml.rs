@@ -15,6 +15,7 @@ pub fn check(file: &str, parsed: &Parsed) -> Vec<Diagnostic> {
             YamlIssueKind::TooDeep => &diagnostics::YAML_TOO_DEEP,
             YamlIssueKind::AliasExpansion => &diagnostics::ALIAS_BOMB,
             YamlIssueKind::ComplexKey => &diagnostics::COMPLEX_KEY,
+            YamlIssueKind::TooLarge => &diagnostics::FILE_TOO_LARGE,
         };
         let mut d = Diagnostic::new(code, file, issue.range, issue.message.clone());
         if let Some(first) = issue.related {

@@ -197,11 +197,7 @@ pub fn goto_definition(doc: &Doc<'_>, offset: u32) -> Vec<Location> {
 
 /// References of the state or trigger at `offset`, across `workflow.yaml` and its cases
 /// (documents that do not parse are skipped). Ranges exclude quotes.
-pub fn references(
-    doc: &Doc<'_>,
-    offset: u32,
-    include_declaration: bool,
-) -> Vec<Location> {
+pub fn references(doc: &Doc<'_>, offset: u32, include_declaration: bool) -> Vec<Location> {
     analysis::Analysis::new(doc)
         .map(|an| navigation::references(&an, offset, include_declaration))
         .unwrap_or_default()
@@ -210,10 +206,7 @@ pub fn references(
 /// The range that a rename at `offset` would change (the slug or id, without quotes), or
 /// why it cannot be renamed: not a state or trigger, not declared in `workflow.yaml`, the
 /// reserved `manual`, or a document that does not parse.
-pub fn prepare_rename(
-    doc: &Doc<'_>,
-    offset: u32,
-) -> Result<TextRange, String> {
+pub fn prepare_rename(doc: &Doc<'_>, offset: u32) -> Result<TextRange, String> {
     let an = analysis::Analysis::new(doc).ok_or("nothing to rename here")?;
     navigation::prepare(&an, offset).map(|(_, r)| r)
 }
@@ -222,11 +215,7 @@ pub fn prepare_rename(
 /// every case of the workflow, sorted by (file, offset). Errors: what [`prepare_rename`]
 /// refuses, a new state name that is not a slug (FORMAT §A.3) or an empty trigger id, a
 /// name already declared, or a document of the workflow that does not parse.
-pub fn rename(
-    doc: &Doc<'_>,
-    offset: u32,
-    new_name: &str,
-) -> Result<Vec<TextEdit>, String> {
+pub fn rename(doc: &Doc<'_>, offset: u32, new_name: &str) -> Result<Vec<TextEdit>, String> {
     let an = analysis::Analysis::new(doc).ok_or("nothing to rename here")?;
     navigation::rename(&an, offset, new_name)
 }
@@ -234,10 +223,7 @@ pub fn rename(
 /// Inlay hints within `range` (bytes): after a case's `title` and `description` the
 /// collapsed length against its budget (`34/60`, UTF-16 code units, FORMAT §B.1); after a
 /// `decide.to` the edge type when the decided state is known.
-pub fn inlay_hints(
-    doc: &Doc<'_>,
-    range: TextRange,
-) -> Vec<InlayHint> {
+pub fn inlay_hints(doc: &Doc<'_>, range: TextRange) -> Vec<InlayHint> {
     analysis::Analysis::new(doc)
         .map(|an| symbols::inlay_hints(&an, range))
         .unwrap_or_default()

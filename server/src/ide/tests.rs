@@ -223,7 +223,11 @@ fn check_definition(src: &str, want: Expect) {
 fn check_references(src: &str, include_declaration: bool, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
-    let locs = references(&Own::new(text).doc(&fx.files, path, text), off, include_declaration);
+    let locs = references(
+        &Own::new(text).doc(&fx.files, path, text),
+        off,
+        include_declaration,
+    );
     let out: Vec<String> = locs
         .iter()
         .map(|l| format!("{} {}", l.file, render_range(&fx.texts[&l.file], l.range)))
@@ -265,7 +269,10 @@ fn check_rename(src: &str, new_name: &str, want: Expect) {
 fn check_inlay_hints(src: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, _) = fx.cursor_file();
-    let hints = inlay_hints(&Own::new(text).doc(&fx.files, path, text), TextRange::new(0, text.len() as u32));
+    let hints = inlay_hints(
+        &Own::new(text).doc(&fx.files, path, text),
+        TextRange::new(0, text.len() as u32),
+    );
     let mut out = text.to_owned();
     for h in hints.iter().rev() {
         out.insert_str(h.offset as usize, &format!("⟨{}⟩", h.label));
@@ -282,7 +289,11 @@ fn check_code_actions(
     let fx = fixture(&with_wf(src));
     let (path, text, off) = fx.cursor_file();
     let range = fx.selection.unwrap_or(TextRange::empty(off));
-    let actions = code_actions(&Own::new(text).doc(&fx.files, path, text), range, diagnostics);
+    let actions = code_actions(
+        &Own::new(text).doc(&fx.files, path, text),
+        range,
+        diagnostics,
+    );
     let mut out = String::new();
     for a in &actions {
         out.push_str(&format!(
@@ -340,7 +351,12 @@ fn check_symbols(src: &str, want: Expect) {
     let fx = fixture(&with_wf(src));
     let (path, text, _) = fx.cursor_file();
     let mut out = String::new();
-    render(&mut out, text, &document_symbols(&Own::new(text).doc(&MemFiles::new(), path, text)), 0);
+    render(
+        &mut out,
+        text,
+        &document_symbols(&Own::new(text).doc(&MemFiles::new(), path, text)),
+        0,
+    );
     want.assert_eq(&out);
 }
 
@@ -1006,10 +1022,14 @@ fn document_symbols_nest_assertions_under_their_action() {
 #[test]
 fn folding_ranges_from_the_tree_and_from_indentation() {
     let text = "title: x\nsteps:\n  - send: hi\n  - decide:\n      to: a\n      comment: b\n";
-    let got: Vec<&str> = folding_ranges(&Own::new(text).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", text))
-        .iter()
-        .map(|r| &text[r.as_usize()])
-        .collect();
+    let got: Vec<&str> = folding_ranges(&Own::new(text).doc(
+        &MemFiles::new(),
+        "workflows/w/tests/a.test.yaml",
+        text,
+    ))
+    .iter()
+    .map(|r| &text[r.as_usize()])
+    .collect();
     expect![[r#"
         [
             "steps:\n  - send: hi\n  - decide:\n      to: a\n      comment: b",
@@ -1018,10 +1038,14 @@ fn folding_ranges_from_the_tree_and_from_indentation() {
     "#]]
     .assert_debug_eq(&got);
     let broken = "title: [\nsteps:\n  - send: hi\n  - x\n";
-    let got: Vec<&str> = folding_ranges(&Own::new(broken).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", broken))
-        .iter()
-        .map(|r| &broken[r.as_usize()])
-        .collect();
+    let got: Vec<&str> = folding_ranges(&Own::new(broken).doc(
+        &MemFiles::new(),
+        "workflows/w/tests/a.test.yaml",
+        broken,
+    ))
+    .iter()
+    .map(|r| &broken[r.as_usize()])
+    .collect();
     expect![[r#"
         [
             "steps:\n  - send: hi\n  - x",
@@ -1033,10 +1057,11 @@ fn folding_ranges_from_the_tree_and_from_indentation() {
 #[test]
 fn regex_tokens_only_where_regexes_are_read() {
     let text = "title: /not/\nmocks:\n  - tool: x\n    whenInput: { a: { b: \"/deep/\" } }\nsteps:\n  - send: /no/\n  - reply: { includes: [\"/yes/i\", plain], excludes: /x/ }\n  - raised: { reason: \"/r/\" }\n";
-    let got: Vec<&str> = regex_tokens(&Own::new(text).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", text))
-        .iter()
-        .map(|r| &text[r.as_usize()])
-        .collect();
+    let got: Vec<&str> =
+        regex_tokens(&Own::new(text).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", text))
+            .iter()
+            .map(|r| &text[r.as_usize()])
+            .collect();
     expect![[r#"
         [
             "\"/deep/\"",
@@ -1046,7 +1071,10 @@ fn regex_tokens_only_where_regexes_are_read() {
         ]
     "#]]
     .assert_debug_eq(&got);
-    assert!(regex_tokens(&Own::new(text).doc(&MemFiles::new(), "workflows/w/workflow.yaml", text)).is_empty());
+    assert!(
+        regex_tokens(&Own::new(text).doc(&MemFiles::new(), "workflows/w/workflow.yaml", text))
+            .is_empty()
+    );
 }
 
 #[test]
@@ -1369,7 +1397,12 @@ fn corpus_decide_completion_hover_and_rename() {
         "{}",
         h.markdown
     );
-    let edits = rename(&Own::new(&text).doc(&fs, path, &text), at, "refund-approval").unwrap();
+    let edits = rename(
+        &Own::new(&text).doc(&fs, path, &text),
+        at,
+        "refund-approval",
+    )
+    .unwrap();
     let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
     for e in &edits {
         *per_file.entry(e.file.as_str()).or_default() += 1;
@@ -1384,7 +1417,10 @@ fn corpus_decide_completion_hover_and_rename() {
         }
     "#]]
     .assert_debug_eq(&per_file);
-    let hints = inlay_hints(&Own::new(&text).doc(&fs, path, &text), TextRange::new(0, text.len() as u32));
+    let hints = inlay_hints(
+        &Own::new(&text).doc(&fs, path, &text),
+        TextRange::new(0, text.len() as u32),
+    );
     let labels: Vec<&str> = hints.iter().map(|h| h.label.as_str()).collect();
     assert_eq!(labels, ["34/60", "179/200", "approve"]);
 }

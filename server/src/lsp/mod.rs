@@ -19,12 +19,14 @@ pub mod settings;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::LspService;
 
 /// Serves one client over `input`/`output` until `exit` or end of input; returns whether
-/// `shutdown` was received first (LSP: exit code 0 then, 1 otherwise).
+/// `shutdown` was received first (LSP: exit code 0 then, 1 otherwise). Case runs still in
+/// flight are cancelled on `shutdown` and again at the end, and awaited for up to 2 s.
 pub async fn serve<I, O>(input: I, output: O) -> bool
 where
     I: AsyncRead + Unpin,
@@ -32,17 +34,30 @@ where
 {
     let shutdown = Arc::new(AtomicBool::new(false));
     let flag = shutdown.clone();
-    let (service, socket) = LspService::build(move |client| server::Server::new(client, flag))
-        .custom_method("wfx/graph", server::Server::graph)
-        .custom_method(
-            "window/workDoneProgress/cancel",
-            server::Server::progress_cancel,
-        )
-        .finish();
+    let runs = server::Runs::default();
+    let runs2 = runs.clone();
+    let (service, socket) =
+        LspService::build(move |client| server::Server::new(client, flag, runs2))
+            .custom_method("wfx/graph", server::Server::graph)
+            .custom_method(
+                "window/workDoneProgress/cancel",
+                server::Server::progress_cancel,
+            )
+            .finish();
     tower_lsp_server::Server::new(input, output, socket)
         .concurrency_level(1)
         .serve(service)
         .await;
+    // `exit`, or the client went away: stop runs in flight and give them a moment to
+    // kill their children (an external runner is polled every 20 ms), so no process or
+    // runner thread outlives the server.
+    runs.cancel_all();
+    let idle = tokio::task::spawn_blocking(move || runs.wait_idle(Duration::from_secs(2)))
+        .await
+        .unwrap_or(false);
+    if !idle {
+        tracing::warn!("runs still in flight at exit");
+    }
     shutdown.load(Ordering::SeqCst)
 }
 

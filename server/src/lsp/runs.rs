@@ -187,6 +187,9 @@ pub fn run_external(
     if skip_grades {
         cmd.arg("--skip-grades");
     }
+    // Its own process group, so that cancelling kills whatever the command started too.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let started = Instant::now();
     let mut child = cmd
         .spawn()
@@ -207,13 +210,11 @@ pub fn run_external(
             Err(e) => return Err(format!("waiting for `{program}` failed: {e}")),
         }
         if cancel.load(Ordering::SeqCst) {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_tree(&mut child);
             return Err("cancelled".into());
         }
         if started.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_tree(&mut child);
             return Err(format!(
                 "`{program}` timed out after {} s",
                 timeout.as_secs()
@@ -224,6 +225,17 @@ pub fn run_external(
     let stdout = reader.join().unwrap_or_default();
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok((stdout, ms))
+}
+
+/// Kills the runner command and (on Unix) every process of its group, then reaps it.
+fn kill_tree(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let pid = rustix::process::Pid::from_child(child);
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A step's outcome for its inlay hint.

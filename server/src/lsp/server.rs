@@ -148,10 +148,48 @@ pub struct Server {
     session: Arc<RwLock<Session>>,
     /// Workspace files (root, root-relative path), sorted; `None` until the first
     /// `workspace/symbol` request and after watched files change.
-    index: Arc<RwLock<Option<Vec<(PathBuf, String)>>>>,
+    index: Arc<RwLock<Option<FileIndex>>>,
     publish: Arc<tokio::sync::Mutex<()>>,
     shutdown: Arc<AtomicBool>,
-    runs: Arc<std::sync::Mutex<RunState>>,
+    runs: Runs,
+}
+
+/// Workflow and case files: (root, root-relative path), sorted.
+type FileIndex = Vec<(PathBuf, String)>;
+
+/// The case runs of a session, shared with [`super::serve`] so that runs in flight are
+/// stopped when the client shuts down or goes away.
+#[derive(Clone, Default)]
+pub struct Runs(Arc<std::sync::Mutex<RunState>>);
+
+impl Runs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunState> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Cancels every run in flight: the bundled runner stops before its next case, an
+    /// external runner command is killed (polled every 20 ms).
+    pub fn cancel_all(&self) {
+        for t in self.lock().tokens.values() {
+            t.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Waits up to `timeout` for the runs in flight to end; true when none is left.
+    pub fn wait_idle(&self, timeout: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            if self.lock().tokens.is_empty() {
+                return true;
+            }
+            if start.elapsed() >= timeout {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
 }
 
 /// Case runs of this session (see `runs`): annotations by case URI, the last path of each
@@ -333,8 +371,9 @@ pub fn document_diagnostics(
 }
 
 impl Server {
-    /// A server talking to `client`; `shutdown` is set when the client sends `shutdown`.
-    pub fn new(client: Client, shutdown: Arc<AtomicBool>) -> Self {
+    /// A server talking to `client`; `shutdown` is set when the client sends `shutdown`;
+    /// `runs` holds its case runs.
+    pub fn new(client: Client, shutdown: Arc<AtomicBool>, runs: Runs) -> Self {
         Self {
             client,
             docs: Arc::new(Documents::new()),
@@ -342,7 +381,7 @@ impl Server {
             index: Arc::new(RwLock::new(None)),
             publish: Arc::new(tokio::sync::Mutex::new(())),
             shutdown,
-            runs: Arc::new(std::sync::Mutex::new(RunState::default())),
+            runs,
         }
     }
 
@@ -427,9 +466,7 @@ impl Server {
     }
 
     fn run_state(&self) -> std::sync::MutexGuard<'_, RunState> {
-        self.runs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.runs.lock()
     }
 
     /// The run annotation of `uri` if the document's text is still the text it ran on.
@@ -1023,6 +1060,8 @@ impl LanguageServer for Server {
 
     async fn shutdown(&self) -> Result<()> {
         self.shutdown.store(true, Ordering::SeqCst);
+        // Nothing may outlive the session: stop runs in flight (and their children).
+        self.runs.cancel_all();
         Ok(())
     }
 
@@ -1124,8 +1163,7 @@ impl LanguageServer for Server {
         };
         guard("hover", || {
             let at = ctx.offset(p.position);
-            ide::hover(&ctx.doc(), at)
-                .map(|h| convert::hover(&h, &ctx.snap.index, ctx.s.encoding))
+            ide::hover(&ctx.doc(), at).map(|h| convert::hover(&h, &ctx.snap.index, ctx.s.encoding))
         })
     }
 
@@ -1175,10 +1213,7 @@ impl LanguageServer for Server {
             return Ok(None);
         };
         let r = guard("prepareRename", || {
-            ide::prepare_rename(
-                &ctx.doc(),
-                ctx.offset(params.position),
-            )
+            ide::prepare_rename(&ctx.doc(), ctx.offset(params.position))
         })?;
         match r {
             Ok(range) => Ok(Some(lsp::PrepareRenameResponse::Range(ctx.range(range)))),
@@ -1192,11 +1227,7 @@ impl LanguageServer for Server {
             return Ok(None);
         };
         let r = guard("rename", || {
-            ide::rename(
-                &ctx.doc(),
-                ctx.offset(p.position),
-                &params.new_name,
-            )
+            ide::rename(&ctx.doc(), ctx.offset(p.position), &params.new_name)
         })?;
         match r {
             Ok(edits) => guard("rename edits", || self.workspace_edit(&ctx, &edits)),
