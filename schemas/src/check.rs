@@ -324,36 +324,97 @@ pub fn check_workflow_dir(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnos
 }
 
 fn check_workflow_dir_in(ctx: &Ctx<'_>, dir: &WorkflowDir) -> Vec<Diagnostic> {
-    let fs = ctx.fs;
-    let mut out = Vec::new();
-    let spec = dir.spec_path();
-    if fs.is_file(&spec) {
-        out.extend(check_file_inner(ctx, &spec));
-    } else {
-        out.extend(rules::workflow_cross::missing_workflow(dir));
-    }
-    let md = join(&dir.dir(), "WORKFLOW.md");
-    if fs.is_file(&md) {
-        out.extend(check_file_inner(ctx, &md));
-    }
-    for case in workspace::discover_cases(fs, dir) {
-        out.extend(check_file_inner(ctx, &case));
-    }
-    for script in workspace::discover_agent_scripts(fs, dir) {
-        out.extend(check_file_inner(ctx, &script));
-    }
+    let mut out = run_jobs(ctx.fs, ctx.cache, &workflow_dir_jobs(ctx.fs, dir));
     sort_diagnostics(&mut out);
     out
 }
 
+/// One unit of a check run.
+enum Job {
+    /// One file's own diagnostics (those on other files dropped), as `check <file>` reports.
+    File(String),
+    /// A member of a workflow folder: its diagnostics, other files' sites included.
+    Member(String),
+    /// The folder has no `workflow.yaml`.
+    MissingWorkflow(WorkflowDir),
+}
+
+/// The jobs of a workflow folder: `workflow.yaml` (or its absence), `WORKFLOW.md`, every
+/// case and every agent script (FORMAT §D.2).
+fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    let spec = dir.spec_path();
+    jobs.push(if fs.is_file(&spec) {
+        Job::Member(spec)
+    } else {
+        Job::MissingWorkflow(dir.clone())
+    });
+    let md = join(&dir.dir(), "WORKFLOW.md");
+    if fs.is_file(&md) {
+        jobs.push(Job::Member(md));
+    }
+    for f in workspace::discover_cases(fs, dir)
+        .into_iter()
+        .chain(workspace::discover_agent_scripts(fs, dir))
+    {
+        jobs.push(Job::Member(f));
+    }
+    jobs
+}
+
+fn run_job(ctx: &Ctx<'_>, job: &Job) -> Vec<Diagnostic> {
+    match job {
+        Job::File(f) => check_file_in(ctx, f),
+        Job::Member(f) => check_file_inner(ctx, f),
+        Job::MissingWorkflow(dir) => rules::workflow_cross::missing_workflow(dir),
+    }
+}
+
+/// Fewest jobs worth spreading over threads.
+const PARALLEL_MIN_JOBS: usize = 64;
+
+/// Runs `jobs` sharing `cache`: on up to 8 threads (one per available core) when there
+/// are at least [`PARALLEL_MIN_JOBS`], else on the calling thread. Each thread takes the
+/// next job from a shared counter; the result is unordered (callers sort). A panic in a
+/// job is resumed on the calling thread, as if the jobs had run there.
+fn run_jobs(fs: &dyn FileAccess, cache: &WorkflowCache, jobs: &[Job]) -> Vec<Diagnostic> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(8);
+    if threads <= 1 || jobs.len() < PARALLEL_MIN_JOBS {
+        let ctx = Ctx::new(fs, cache);
+        return jobs.iter().flat_map(|j| run_job(&ctx, j)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let ctx = Ctx::new(fs, cache);
+                    let mut out = Vec::new();
+                    while let Some(job) =
+                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        out.extend(run_job(&ctx, job));
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
 /// Diagnostics of every workflow under `<root>/workflows/`.
 pub fn check_workspace(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
-    let cache = WorkflowCache::new();
-    let ctx = Ctx::new(fs, &cache);
-    let mut out = Vec::new();
-    for wf in workspace::discover_workflows(fs, root) {
-        out.extend(check_workflow_dir_in(&ctx, &wf));
-    }
+    let jobs: Vec<Job> = workspace::discover_workflows(fs, root)
+        .iter()
+        .flat_map(|wf| workflow_dir_jobs(fs, wf))
+        .collect();
+    let mut out = run_jobs(fs, &WorkflowCache::new(), &jobs);
     sort_diagnostics(&mut out);
     out
 }
@@ -399,8 +460,7 @@ pub fn check_paths(
     paths: &[String],
 ) -> Result<(Vec<Diagnostic>, usize), String> {
     let cache = WorkflowCache::new();
-    let ctx = Ctx::new(fs, &cache);
-    let mut out = Vec::new();
+    let mut jobs = Vec::new();
     let mut files = std::collections::BTreeSet::new();
     for p in paths {
         let target = resolve_target(fs, p).ok_or_else(|| format!("no such file or folder: {p}"))?;
@@ -409,30 +469,35 @@ pub fn check_paths(
             Target::Workflow(d) => vec![d.clone()],
             Target::File(f) => {
                 files.insert(f.clone());
-                out.extend(check_file_in(&ctx, f));
+                jobs.push(Job::File(f.clone()));
                 Vec::new()
             }
             Target::Folder(dir) => {
                 for f in crate::files::walk(fs, dir) {
                     if workspace::classify(&f) != FileKind::Other {
                         files.insert(f.clone());
-                        out.extend(check_file_in(&ctx, &f));
+                        jobs.push(Job::File(f));
                     }
                 }
                 Vec::new()
             }
         };
         for d in dirs {
-            files.insert(d.spec_path());
-            for c in workspace::discover_cases(fs, &d)
-                .into_iter()
-                .chain(workspace::discover_agent_scripts(fs, &d))
-            {
-                files.insert(c);
+            for job in workflow_dir_jobs(fs, &d) {
+                match &job {
+                    Job::Member(f) if !f.ends_with("/WORKFLOW.md") => {
+                        files.insert(f.clone());
+                    }
+                    Job::MissingWorkflow(d) => {
+                        files.insert(d.spec_path());
+                    }
+                    _ => {}
+                }
+                jobs.push(job);
             }
-            out.extend(check_workflow_dir_in(&ctx, &d));
         }
     }
+    let mut out = run_jobs(fs, &cache, &jobs);
     sort_diagnostics(&mut out);
     Ok((out, files.len()))
 }

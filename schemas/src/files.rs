@@ -25,8 +25,9 @@ pub struct DirEntry {
     pub is_dir: bool,
 }
 
-/// Read-only access to a workspace.
-pub trait FileAccess {
+/// Read-only access to a workspace. `Sync`, so a check run can read files from several
+/// threads.
+pub trait FileAccess: Sync {
     /// The file's bytes.
     fn read(&self, path: &str) -> Result<Vec<u8>, FileError>;
     /// The folder's entries, sorted by name. A missing folder is `NotFound`.
