@@ -13,6 +13,10 @@ machine (the load average is recorded next to each figure):
   runner   `wfx-lsp test --skip-grades` over generated suites: overhead per case and step.
   soak     100,000 random edits across 50 documents, completion every 10 edits; RSS at
            start, along the way and at the end.
+  adversarial  the adversarial corpus of tests/robustness_check.rs (alias bomb, 50 MB
+           file, 100,000-deep nesting, invalid UTF-8, NUL bytes, a 1 MiB line, 100,000
+           keys, mixed CRLF/LF, a BOM in the middle) through the release `wfx-lsp check`
+           (wall time, peak RSS, codes) and opened over stdio (time to first diagnostics).
 Writes target/bench-compare/results.json and prints a table. Python stdlib only.
 """
 
@@ -116,7 +120,9 @@ def servers():
     }
     return {
         "yaml-language-server": (["node", str(YLS), "--stdio"], yaml_settings, {}),
-        "wfx-lsp": ([str(WFX), "lsp", "--stdio"], {"wfx": {}}, {"runner": {"skipGrades": True}}),
+        # WFX_BENCH_WRAP (e.g. "valgrind --tool=massif") runs wfx-lsp under a tool.
+        "wfx-lsp": (os.environ.get("WFX_BENCH_WRAP", "").split() + [str(WFX), "lsp", "--stdio"],
+                    {"wfx": {}}, {"runner": {"skipGrades": True}}),
     }
 
 
@@ -339,7 +345,10 @@ def soak(edits, ndocs, ws):
         d = docs[rng.randrange(ndocs)]
         t = d["text"]
         off = rng.randrange(len(t) + 1)
-        if len(t) > 2 * d["orig"] or (t and rng.random() < 0.45):
+        # Inserts and deletes balance around the original size (within about ±10%), so
+        # the documents' own size stays stationary and RSS growth would be the server's.
+        grow = len(t) < 0.9 * d["orig"]
+        if len(t) > 1.1 * d["orig"] or (t and not grow and rng.random() < 0.5):
             end = min(len(t), off + rng.randrange(1, 4))
             new = ""
         else:
@@ -360,6 +369,9 @@ def soak(edits, ndocs, ws):
             c.drain()
         if i % 20000 == 0:
             rss.append((i, vm_field(c.pid, "VmRSS") / 1024))
+            size = sum(len(x["text"]) for x in docs)
+            print(f"soak: {i} edits, VmRSS {rss[-1][1]:.2f} MiB, documents {size} bytes",
+                  flush=True)
     rid = c.completion(docs[0]["uri"], 0, 0)
     c.response(rid)
     time.sleep(1.0)
@@ -384,11 +396,93 @@ def utf16(s):
     return len(s.encode("utf-16-le")) // 2
 
 
+# -- adversarial -----------------------------------------------------------------------
+
+def adversarial_inputs():
+    """(stem, bytes), the same inputs as tests/robustness_check.rs plus the 50 MB case."""
+    tail = "description: An adversarial case.\nsteps:\n  - send: hi\n"
+    bomb = "title: Bomb\ndescription: x\nvariables:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    prev = "a"
+    for n in "bcdefghijk":
+        bomb += f"  {n}: &{n} [{', '.join(['*' + prev] * 9)}]\n"
+        prev = n
+    bomb += "steps:\n  - send: hi\n"
+    deep_seq = f"title: Deep\n{tail}variables:\n  v: {'[' * 100000}{']' * 100000}\n"
+    deep_map = f"title: Deep map\n{tail}variables:\n  v: {'{a: ' * 100000}1{'}' * 100000}\n"
+    many_keys = f"title: Many keys\n{tail}variables:\n" + "".join(f"  k{i}: {i}\n" for i in range(100000))
+    many_top = "title: Many top-level keys\n" + "".join(f"key{i}: {i}\n" for i in range(100000)) + tail
+    big = ["title: Fifty megabytes\ndescription: A very large case.\nsteps:\n"]
+    n, i = len(big[0]), 0
+    while n < 50 * 1024 * 1024:
+        line = f'  - send: "{"z" * 100} {i}"\n'
+        big.append(line)
+        n += len(line)
+        i += 1
+    big.append("  - sned: the only mistake\n")
+    return [
+        ("alias-bomb", bomb.encode()),
+        ("deep-seq", deep_seq.encode()),
+        ("deep-map", deep_map.encode()),
+        ("invalid-utf8", b"title: Bad \xff\xfe\xc3\x28 bytes\ndescription: x\nsteps: []\n"),
+        ("nul", b'title: "a \x00 b"\ndescription: x\x00y\nsteps:\n  - send: hi\n'),
+        ("long-line", f'title: "{"L" * 1048576}"\n{tail}'.encode()),
+        ("many-keys", many_keys.encode()),
+        ("many-top-keys", many_top.encode()),
+        ("mixed-crlf", b"title: Mixed line ends\r\ndescription: CRLF and LF\nsteps:\r\n  - send: hi\n  - sned: typo\r\n"),
+        ("bom-middle", f"title: BOM\n\ufeff{tail}".encode()),
+        ("fifty-mb", "".join(big).encode()),
+    ]
+
+
+def peak_rss_run(argv, cwd):
+    """Runs argv, sampling VmHWM until exit; returns (seconds, exit code, stdout, KiB)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    peak = 0
+    out = []
+    reader = __import__("threading").Thread(target=lambda: out.append(p.stdout.read()), daemon=True)
+    reader.start()
+    while p.poll() is None:
+        peak = max(peak, vm_field(p.pid, "VmHWM") or 0)
+        time.sleep(0.002)
+    reader.join()
+    return time.perf_counter() - t, p.returncode, out[0] if out else b"", peak
+
+
+def adversarial(ws):
+    rows = []
+    c, init = spawn("wfx-lsp", cwd=ws)
+    c.initialize(uri(ws), init)
+    for stem, data in adversarial_inputs():
+        rel = f"{TESTS_REL}/{stem}.test.yaml"
+        (ws / rel).write_bytes(data)
+        secs, code, out, peak = peak_rss_run([str(WFX), "check", "--format", "json", rel], ws)
+        rep = json.loads(out)
+        codes = sorted({d["code"] for d in rep["diagnostics"]})
+        # Over stdio: the text as an editor sends it (invalid bytes become U+FFFD).
+        text = data.decode("utf-8", errors="replace")
+        u = uri(ws / rel)
+        t0 = time.perf_counter()
+        c.open(u, text, 1)
+        t1, m = c.diagnostics(u, 1)
+        lsp_codes = sorted({d.get("code") for d in m["params"]["diagnostics"]})
+        row = {"input": stem, "bytes": len(data), "check_ms": secs * 1e3, "exit": code,
+               "check_peak_rss_mib": peak / 1024, "diagnostics": len(rep["diagnostics"]),
+               "codes": codes, "lsp_first_diagnostics_ms": (t1 - t0) * 1e3,
+               "lsp_codes": lsp_codes, "load": load()}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    hwm = vm_field(c.pid, "VmHWM")
+    alive = c.proc.poll() is None
+    c.close()
+    return {"rows": rows, "server_peak_rss_mib": (hwm or 0) / 1024, "alive_at_end": alive}
+
+
 # -- main ------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("parts", nargs="*", default=["lsp", "check", "runner", "soak"])
+    ap.add_argument("parts", nargs="*", default=["lsp", "check", "runner", "soak", "adversarial"])
     ap.add_argument("--edits", type=int, default=1000)
     ap.add_argument("--yls-edits", type=int, default=None,
                     help="edits for yaml-language-server (default: --edits)")
@@ -445,6 +539,13 @@ def main():
         results["soak"] = soak(a.soak_edits, 50, soak_ws)
         print(json.dumps(results["soak"]), flush=True)
         resfile.write_text(json.dumps(results, indent=2))
+    if "adversarial" in a.parts:
+        adv_ws = OUT / "adversarial-ws"
+        if adv_ws.exists():
+            shutil.rmtree(adv_ws)
+        shutil.copytree(CORPUS, adv_ws)
+        results["adversarial"] = adversarial(adv_ws)
+        resfile.write_text(json.dumps(results, indent=2))
     table(results)
     (OUT / "results.md").write_text(render(results))
     print(f"markdown: {OUT / 'results.md'}")
@@ -492,6 +593,17 @@ def render(r):
                 f" (load {x['load']:.1f}); completion every 10 edits p50 {x['completion_p50_ms']:.2f} ms,"
                 f" p99 {x['completion_p99_ms']:.2f} ms; RSS {rss}; peak {x['peak_rss_mib']:.1f} MiB;"
                 f" server alive at the end: {x['alive_at_end']}, exit code {x['exit']}."]
+    if "adversarial" in r:
+        x = r["adversarial"]
+        out += ["", "| input | bytes | `check` wall | `check` peak RSS | exit | diagnostics (codes) |"
+                " stdio: didOpen → first diagnostics | load |", "|---|---|---|---|---|---|---|---|"]
+        for row in x["rows"]:
+            out.append(f"| {row['input']} | {row['bytes']:,} | {row['check_ms']:.1f} ms |"
+                       f" {row['check_peak_rss_mib']:.1f} MiB | {row['exit']} |"
+                       f" {row['diagnostics']} ({', '.join(row['codes'])}) |"
+                       f" {row['lsp_first_diagnostics_ms']:.1f} ms | {row['load']:.1f} |")
+        out.append(f"\nServer peak RSS over the whole adversarial session"
+                   f" {x['server_peak_rss_mib']:.1f} MiB; alive at the end: {x['alive_at_end']}.")
     return "\n".join(out) + "\n"
 
 

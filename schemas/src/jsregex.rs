@@ -61,7 +61,7 @@ pub fn compile(body: &str, flags: &str) -> Result<JsRegex, String> {
 
 /// Most distinct tokens [`compile_token`] remembers; the memo is emptied when it fills, so
 /// memory stays bounded whatever a file holds.
-const MEMO_CAPACITY: usize = 4096;
+const MEMO_CAPACITY: usize = 256;
 
 type Compiled = Result<Arc<JsRegex>, String>;
 
