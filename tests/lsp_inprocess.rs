@@ -17,108 +17,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::inprocess::Client;
 use support::*;
-use tokio::io::{
-    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
-};
-use tokio::sync::mpsc;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-struct Client {
-    w: WriteHalf<DuplexStream>,
-    rx: mpsc::UnboundedReceiver<Value>,
-    next_id: i64,
-    /// Everything received so far, in order.
-    seen: Vec<Value>,
-}
-
-async fn read_frame_async(r: &mut BufReader<ReadHalf<DuplexStream>>) -> Option<Value> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).await.ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        let h = line.strip_suffix("\r\n").expect("header without CRLF");
-        if let Some(v) = h.strip_prefix("Content-Length: ") {
-            len = Some(v.parse::<usize>().unwrap());
-        } else {
-            assert!(h.starts_with("Content-Type: "), "not a header: {h:?}");
-        }
-    }
-    let mut body = vec![0; len.expect("no Content-Length")];
-    r.read_exact(&mut body).await.ok()?;
-    Some(serde_json::from_slice(&body).expect("body is not JSON"))
-}
-
 impl Client {
     fn start() -> Self {
-        let (client, server) = tokio::io::duplex(1 << 20);
-        let (sr, sw) = tokio::io::split(server);
-        tokio::spawn(async move {
-            wfx_lsp::lsp::serve(sr, sw).await;
-        });
-        let (cr, cw) = tokio::io::split(client);
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut r = BufReader::new(cr);
-            while let Some(v) = read_frame_async(&mut r).await {
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        });
-        Self {
-            w: cw,
-            rx,
-            next_id: 1,
-            seen: Vec::new(),
-        }
-    }
-
-    async fn send(&mut self, msg: Value) {
-        self.w.write_all(&frame(&msg)).await.unwrap();
-        self.w.flush().await.unwrap();
-    }
-
-    async fn notify(&mut self, method: &str, params: Value) {
-        self.send(notification(method, params)).await;
-    }
-
-    async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let fut = async {
-            loop {
-                let m = self
-                    .rx
-                    .recv()
-                    .await
-                    .unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
-                self.seen.push(m.clone());
-                if pred(&m) {
-                    return m;
-                }
-            }
-        };
-        tokio::time::timeout(DEADLINE, fut)
-            .await
-            .unwrap_or_else(|_| panic!("no {what} within {DEADLINE:?}"))
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(request(id, method, params)).await;
-        let resp = self
-            .wait_for(&format!("response to {method}"), |m| {
-                m["id"] == id && m.get("method").is_none()
-            })
-            .await;
-        assert!(resp.get("error").is_none(), "{method} failed: {resp}");
-        resp["result"].clone()
+        Self::connect(DEADLINE, false)
     }
 
     async fn initialize(&mut self, root: &Path, encodings: &[&str], related: bool) -> Value {
@@ -132,11 +38,6 @@ impl Client {
         r
     }
 
-    async fn open(&mut self, path: &Path, text: &str, version: i64) {
-        let params = json!({"textDocument": {"uri": uri(path), "languageId": "yaml", "version": version, "text": text}});
-        self.notify("textDocument/didOpen", params).await;
-    }
-
     async fn diagnostics(&mut self, path: &Path, version: i64) -> Value {
         let u = uri(path);
         let m = self
@@ -147,11 +48,6 @@ impl Client {
             })
             .await;
         m["params"]["diagnostics"].clone()
-    }
-
-    async fn shutdown(mut self) {
-        self.request("shutdown", Value::Null).await;
-        self.notify("exit", Value::Null).await;
     }
 }
 

@@ -13,110 +13,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::inprocess::Client;
 use support::*;
-use tokio::io::{
-    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
-};
-use tokio::sync::mpsc;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
-struct Client {
-    w: WriteHalf<DuplexStream>,
-    rx: mpsc::UnboundedReceiver<Value>,
-    next_id: i64,
-    /// Methods of the server's requests to us, in order.
-    server_requests: Vec<String>,
-    /// Every message received, in order.
-    seen: Vec<Value>,
-}
-
-async fn read_frame_async(r: &mut BufReader<ReadHalf<DuplexStream>>) -> Option<Value> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).await.ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.trim_end().strip_prefix("Content-Length: ") {
-            len = Some(v.parse::<usize>().unwrap());
-        }
-    }
-    let mut body = vec![0; len.expect("no Content-Length")];
-    r.read_exact(&mut body).await.ok()?;
-    Some(serde_json::from_slice(&body).unwrap())
-}
-
 impl Client {
     fn start() -> Self {
-        let (client, server) = tokio::io::duplex(1 << 22);
-        let (sr, sw) = tokio::io::split(server);
-        tokio::spawn(async move {
-            wfx_lsp::lsp::serve(sr, sw).await;
-        });
-        let (cr, cw) = tokio::io::split(client);
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut r = BufReader::new(cr);
-            while let Some(v) = read_frame_async(&mut r).await {
-                if tx.send(v).is_err() {
-                    break;
-                }
-            }
-        });
-        Self {
-            w: cw,
-            rx,
-            next_id: 1,
-            server_requests: Vec::new(),
-            seen: Vec::new(),
-        }
-    }
-
-    async fn send(&mut self, msg: Value) {
-        self.w.write_all(&frame(&msg)).await.unwrap();
-        self.w.flush().await.unwrap();
-    }
-
-    async fn notify(&mut self, method: &str, params: Value) {
-        self.send(notification(method, params)).await;
-    }
-
-    /// Waits for a message matching `pred`, answering the server's requests (`null`).
-    async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = tokio::time::Instant::now() + DEADLINE;
-        loop {
-            let m = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .unwrap_or_else(|_| panic!("no {what} within {DEADLINE:?}"))
-                .unwrap_or_else(|| panic!("connection closed while waiting for {what}"));
-            self.seen.push(m.clone());
-            if let (Some(method), Some(id)) = (m.get("method"), m.get("id")) {
-                self.server_requests
-                    .push(method.as_str().unwrap().to_owned());
-                self.send(json!({"jsonrpc": "2.0", "id": id, "result": null}))
-                    .await;
-            }
-            if pred(&m) {
-                return m;
-            }
-        }
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(request(id, method, params)).await;
-        let resp = self
-            .wait_for(&format!("response to {method}"), |m| {
-                m["id"] == id && m.get("method").is_none()
-            })
-            .await;
-        assert!(resp.get("error").is_none(), "{method} failed: {resp}");
-        resp["result"].clone()
+        Self::connect(DEADLINE, true)
     }
 
     async fn initialize(&mut self, root: &Path, runner_command: Option<&str>) {
@@ -134,11 +38,6 @@ impl Client {
         );
         assert!(r["capabilities"]["codeLensProvider"].is_object(), "{r}");
         self.notify("initialized", json!({})).await;
-    }
-
-    async fn open(&mut self, path: &Path, text: &str) {
-        let params = json!({"textDocument": {"uri": uri(path), "languageId": "yaml", "version": 1, "text": text}});
-        self.notify("textDocument/didOpen", params).await;
     }
 
     /// Runs `command` on `path` and waits for the inlay-hint refresh that ends the run.
@@ -221,7 +120,7 @@ async fn run_case_annotates_steps_and_an_edit_clears_them() {
     let text = std::fs::read_to_string(&case).unwrap();
     let mut c = Client::start();
     c.initialize(ws.path(), None).await;
-    c.open(&case, &text).await;
+    c.open(&case, &text, 1).await;
     assert_eq!(c.lenses(&case).await, ["▶ Run case"]);
     // Nothing ran because the file was opened.
     assert!(c.hints(&case).await.is_empty());
@@ -321,7 +220,7 @@ async fn the_external_runner_command_is_used_when_set() {
     let mut c = Client::start();
     let command = format!("{} test", script.display());
     c.initialize(ws.path(), Some(&command)).await;
-    c.open(&case, &text).await;
+    c.open(&case, &text, 1).await;
     c.run("wfx.runCase", &case).await;
     let diags = c.run_diagnostics(&case).await;
     assert_eq!(diags.len(), 1, "{diags:?}");
@@ -355,7 +254,7 @@ async fn wfx_graph_returns_every_state_of_the_current_text() {
     let text = std::fs::read_to_string(&wf).unwrap();
     let mut c = Client::start();
     c.initialize(ws.path(), None).await;
-    c.open(&wf, &text).await;
+    c.open(&wf, &text, 1).await;
     assert_eq!(c.lenses(&wf).await, ["▶ Run all cases"]);
     let g = c
         .request("wfx/graph", json!({"textDocument": {"uri": uri(&wf)}}))

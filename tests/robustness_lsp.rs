@@ -20,127 +20,16 @@
 
 mod support;
 
-use std::io::BufReader;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::stdio::{DEADLINE, Server};
 use support::*;
 
-const DEADLINE: Duration = Duration::from_secs(60);
 const TESTS: &str = "workflows/order-lookup/tests";
 
-struct Server {
-    child: Child,
-    stdin: Option<std::process::ChildStdin>,
-    rx: Option<Receiver<Option<Value>>>,
-    next_id: i64,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Server {
-    /// Spawns the server and completes `initialize`/`initialized` on `root`; returns the
-    /// server and the initialize result.
-    fn start(root: &Path) -> (Self, Value) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
-            .args(["lsp", "--stdio"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let stdin = child.stdin.take();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let m = read_frame(&mut r).unwrap_or_else(|e| panic!("bad frame: {e}"));
-                let end = m.is_none();
-                if tx.send(m).is_err() || end {
-                    break;
-                }
-            }
-        });
-        let mut s = Self {
-            child,
-            stdin,
-            rx: Some(rx),
-            next_id: 0,
-        };
-        let id = s.request("initialize", initialize_params(root, &["utf-16"]));
-        let init = s.response(id);
-        s.notify("initialized", json!({}));
-        (s, init)
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        send(self.stdin.as_mut().unwrap(), &notification(method, params));
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> i64 {
-        self.next_id += 1;
-        send(
-            self.stdin.as_mut().unwrap(),
-            &request(self.next_id, method, params),
-        );
-        self.next_id
-    }
-
-    /// The next message matching `pred`, answering server requests on the way.
-    fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let end = Instant::now() + DEADLINE;
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            let m = match self.rx.as_ref().unwrap().recv_timeout(left) {
-                Ok(Some(m)) => m,
-                Ok(None) => panic!("stdout closed while waiting for {what}"),
-                Err(RecvTimeoutError::Timeout) => panic!("no {what} within {DEADLINE:?}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("reader gone ({what})"),
-            };
-            if m.get("method").is_some() && m.get("id").is_some() {
-                let id = m["id"].clone();
-                send(
-                    self.stdin.as_mut().unwrap(),
-                    &json!({"jsonrpc": "2.0", "id": id, "result": null}),
-                );
-                continue;
-            }
-            if pred(&m) {
-                return m;
-            }
-        }
-    }
-
-    fn response(&mut self, id: i64) -> Value {
-        self.wait_for(&format!("response {id}"), |m| {
-            m["id"] == id && m.get("method").is_none()
-        })
-    }
-
-    fn diagnostics(&mut self, uri: &str, version: i64) -> Value {
-        self.wait_for(&format!("diagnostics of {uri} v{version}"), |m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri
-                && m["params"]["version"] == version
-        })
-    }
-
-    fn open(&mut self, uri: &str, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}),
-        );
-    }
-
     /// A plain request still gets a successful answer: the server is alive and serving.
     fn assert_serving(&mut self, uri: &str) {
         let id = self.request(
@@ -527,22 +416,6 @@ fn server_with_a_run_in_flight(ws: &Path) -> (Server, String, Vec<u32>) {
     (s, u, runner)
 }
 
-/// Waits for the server to exit (hang guard [`DEADLINE`]); returns its status and how long
-/// it took.
-fn wait_exit(s: &mut Server) -> (std::process::ExitStatus, Duration) {
-    let t = Instant::now();
-    loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            return (st, t.elapsed());
-        }
-        assert!(
-            t.elapsed() < DEADLINE,
-            "server still running after {DEADLINE:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// True when `pid` is gone (or a zombie waiting for a parent that is gone too).
 fn gone(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -571,7 +444,7 @@ fn shutdown_during_a_run_stops_the_runner_and_its_children() {
     let r = s.response(id);
     assert!(r.get("error").is_none(), "{r}");
     s.notify("exit", json!(null));
-    let (status, took) = wait_exit(&mut s);
+    let (status, took) = s.wait_exit();
     println!(
         "exit {status} {:.1} ms after `exit` with a run in flight (runner pids {runner:?})",
         took.as_secs_f64() * 1e3
@@ -587,7 +460,7 @@ fn the_client_dying_during_a_run_stops_the_runner_and_its_children() {
     let (mut s, _, runner) = server_with_a_run_in_flight(ws.path());
     drop(s.stdin.take());
     drop(s.rx.take());
-    let (status, took) = wait_exit(&mut s);
+    let (status, took) = s.wait_exit();
     println!(
         "exit {status} {:.1} ms after the client died with a run in flight",
         took.as_secs_f64() * 1e3

@@ -13,98 +13,11 @@
 
 mod support;
 
-use std::io::BufReader;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
+use support::stdio::{DEADLINE, Server, Wire};
 use support::*;
-
-const DEADLINE: Duration = Duration::from_secs(60);
-
-/// What the reader thread saw on stdout.
-enum Wire {
-    Message(Value),
-    /// Bytes that are not a frame.
-    Violation(String),
-    Closed,
-}
-
-struct Server {
-    child: Child,
-    stdin: Option<std::process::ChildStdin>,
-    rx: Receiver<Wire>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn spawn() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
-            .args(["lsp", "--stdio"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let stdin = child.stdin.take();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let item = match read_frame(&mut r) {
-                    Ok(Some(v)) => Wire::Message(v),
-                    Ok(None) => Wire::Closed,
-                    Err(e) => Wire::Violation(e),
-                };
-                let stop = !matches!(item, Wire::Message(_));
-                if tx.send(item).is_err() || stop {
-                    break;
-                }
-            }
-        });
-        Self { child, stdin, rx }
-    }
-
-    fn send(&mut self, msg: &Value) {
-        send(self.stdin.as_mut().unwrap(), msg);
-    }
-
-    /// The next message matching `pred`, skipping others (logs, registrations).
-    fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let end = Instant::now() + DEADLINE;
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(Wire::Message(m)) if pred(&m) => return m,
-                Ok(Wire::Message(_)) => {}
-                Ok(Wire::Violation(e)) => {
-                    panic!("stdout carried a non-frame while waiting for {what}: {e}")
-                }
-                Ok(Wire::Closed) => panic!("stdout closed while waiting for {what}"),
-                Err(RecvTimeoutError::Timeout) => panic!("no {what} within {DEADLINE:?}"),
-                Err(RecvTimeoutError::Disconnected) => {
-                    panic!("reader gone while waiting for {what}")
-                }
-            }
-        }
-    }
-
-    fn diagnostics_for(&mut self, uri: &str, version: i64) -> Value {
-        self.wait_for(&format!("diagnostics of {uri} v{version}"), |m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri
-                && m["params"]["version"] == version
-        })
-    }
-}
 
 #[test]
 fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
@@ -135,7 +48,7 @@ fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
         "textDocument/didOpen",
         json!({"textDocument": {"uri": case_uri, "languageId": "yaml", "version": 1, "text": broken}}),
     ));
-    let pub1 = s.diagnostics_for(&case_uri, 1);
+    let pub1 = s.diagnostics(&case_uri, 1);
     let diags = &pub1["params"]["diagnostics"];
     assert_eq!(summarize(diags), vec![("WFX120".to_owned(), 3, 4, 3, 8)]);
     assert_eq!(diags[0]["source"], "wfx");
@@ -158,7 +71,7 @@ fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
             "contentChanges": [{"range": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 8}}, "text": "send"}],
         }),
     ));
-    let pub2 = s.diagnostics_for(&case_uri, 2);
+    let pub2 = s.diagnostics(&case_uri, 2);
     assert_eq!(pub2["params"]["diagnostics"], json!([]));
 
     s.send(&request(2, "shutdown", Value::Null));
@@ -172,6 +85,8 @@ fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
     loop {
         match s
             .rx
+            .as_ref()
+            .unwrap()
             .recv_timeout(end.saturating_duration_since(Instant::now()))
         {
             Ok(Wire::Message(_)) => {}
@@ -180,13 +95,7 @@ fn stdio_session_publishes_and_clears_diagnostics_then_exits_cleanly() {
             Err(e) => panic!("stdout did not close: {e}"),
         }
     }
-    let status = loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(Instant::now() < end, "the server did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (status, _) = s.wait_exit();
     assert!(status.success(), "exit status {status}");
 }
 
@@ -198,13 +107,6 @@ fn exit_without_shutdown_is_a_failure_exit() {
     s.wait_for("initialize result", |m| m["id"] == 1);
     s.send(&notification("exit", Value::Null));
     drop(s.stdin.take());
-    let end = Instant::now() + DEADLINE;
-    let status = loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(Instant::now() < end, "the server did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (status, _) = s.wait_exit();
     assert_eq!(status.code(), Some(1));
 }

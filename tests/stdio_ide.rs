@@ -12,128 +12,26 @@
 
 mod support;
 
-use std::io::BufReader;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::stdio::Server;
 use support::*;
 
-const DEADLINE: Duration = Duration::from_secs(60);
-
-struct Server {
-    child: Child,
-    stdin: Option<std::process::ChildStdin>,
-    rx: Receiver<Result<Value, String>>,
-    next_id: i64,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Server {
-    fn spawn(root: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
-            .args(["lsp", "--stdio"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let stdin = child.stdin.take();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let item = match read_frame(&mut r) {
-                    Ok(Some(v)) => Ok(v),
-                    Ok(None) => Err("stdout closed".to_owned()),
-                    Err(e) => Err(format!("stdout carried a non-frame: {e}")),
-                };
-                let stop = item.is_err();
-                if tx.send(item).is_err() || stop {
-                    break;
-                }
-            }
-        });
-        let mut s = Self {
-            child,
-            stdin,
-            rx,
-            next_id: 1,
-        };
-        let init = s.request("initialize", initialize_params(root, &["utf-16"]));
-        assert_eq!(init["capabilities"]["positionEncoding"], "utf-16");
-        s.notify("initialized", json!({}));
-        s
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        send(self.stdin.as_mut().unwrap(), &notification(method, params));
-    }
-
-    /// The next message matching `pred`, skipping others; panics after [`DEADLINE`].
-    fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let end = Instant::now() + DEADLINE;
-        loop {
-            match self
-                .rx
-                .recv_timeout(end.saturating_duration_since(Instant::now()))
-            {
-                Ok(Ok(m)) if pred(&m) => return m,
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => panic!("{e} while waiting for {what}"),
-                Err(RecvTimeoutError::Timeout) => panic!("no {what} within {DEADLINE:?}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("reader gone waiting for {what}"),
-            }
-        }
-    }
-
-    /// Sends a request and returns its `result` (panics on an error response).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        send(self.stdin.as_mut().unwrap(), &request(id, method, params));
-        let m = self.wait_for(&format!("{method} response"), |m| {
-            m["id"] == id && m.get("method").is_none()
-        });
-        assert!(m.get("error").is_none(), "{method}: {m}");
-        m["result"].clone()
-    }
-
-    fn open(&mut self, path: &Path, text: &str) -> Value {
+    /// Opens `path` with `text` (version 1) and returns its first diagnostics.
+    fn open_file(&mut self, path: &Path, text: &str) -> Value {
         let u = uri(path);
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": u, "languageId": "yaml", "version": 1, "text": text}}),
-        );
-        let m = self.wait_for(&format!("diagnostics of {u}"), |m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == u
-                && m["params"]["version"] == 1
-        });
-        m["params"]["diagnostics"].clone()
+        self.open(&u, text);
+        self.diagnostics(&u, 1)["params"]["diagnostics"].clone()
     }
 
+    /// `shutdown` (checked) and `exit`; the process must exit successfully.
     fn shutdown(mut self) {
-        self.request("shutdown", Value::Null);
+        self.call("shutdown", Value::Null);
         self.notify("exit", Value::Null);
         drop(self.stdin.take());
-        let end = Instant::now() + DEADLINE;
-        let status = loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(Instant::now() < end, "the server did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let (status, _) = self.wait_exit();
         assert!(status.success(), "exit status {status}");
     }
 }
@@ -153,11 +51,12 @@ fn ide_features_over_real_stdio() {
     let spec = dir.join("workflow.yaml");
     let case = dir.join("tests/refund-approved.test.yaml");
     let case_text = std::fs::read_to_string(&case).unwrap();
-    let mut s = Server::spawn(ws.path());
-    s.open(&case, &case_text);
+    let (mut s, init) = Server::start(ws.path());
+    assert_eq!(init["result"]["capabilities"]["positionEncoding"], "utf-16");
+    s.open_file(&case, &case_text);
 
     // Hover on the step key `parked` (line 15, characters 4..10): non-empty markdown.
-    let hover = s.request("textDocument/hover", pos(&case, 15, 5));
+    let hover = s.call("textDocument/hover", pos(&case, 15, 5));
     assert_eq!(hover["contents"]["kind"], "markdown", "{hover}");
     let md = hover["contents"]["value"].as_str().unwrap();
     assert!(md.starts_with("**`parked`**"), "{md}");
@@ -167,10 +66,10 @@ fn ide_features_over_real_stdio() {
     let spec_u = uri(&spec);
     let case_u = uri(&case);
     let decl = json!({"uri": spec_u, "range": range(171, 2, 171, 16)});
-    let def = s.request("textDocument/definition", pos(&case, 16, 20));
+    let def = s.call("textDocument/definition", pos(&case, 16, 20));
     assert_eq!(def, json!([decl]));
 
-    let refs = s.request(
+    let refs = s.call(
         "textDocument/references",
         json!({"textDocument": {"uri": case_u}, "position": {"line": 16, "character": 20},
                "context": {"includeDeclaration": true}}),
@@ -186,7 +85,7 @@ fn ide_features_over_real_stdio() {
         "{refs:?}"
     );
 
-    let edit = s.request(
+    let edit = s.call(
         "textDocument/rename",
         json!({"textDocument": {"uri": case_u}, "position": {"line": 16, "character": 20},
                "newName": "refund-ask"}),
@@ -204,7 +103,7 @@ fn ide_features_over_real_stdio() {
     );
 
     // Inlay hints: the title budget after `title: Refund approved after human review`.
-    let hints = s.request(
+    let hints = s.call(
         "textDocument/inlayHint",
         json!({"textDocument": {"uri": case_u}, "range": range(0, 0, 30, 0)}),
     );
@@ -214,8 +113,8 @@ fn ide_features_over_real_stdio() {
     // A scratch case: completion after `- reachedState: ` and the quick fix for `sned`.
     let scratch = dir.join("tests/ide.test.yaml");
     let text = "title: IDE\ndescription: Completion and a quick fix.\nsteps:\n  - sned: hi\n  - reachedState: \n";
-    let d = s.open(&scratch, text);
-    let completion = s.request("textDocument/completion", pos(&scratch, 4, 17));
+    let d = s.open_file(&scratch, text);
+    let completion = s.call("textDocument/completion", pos(&scratch, 4, 17));
     let items = completion.as_array().unwrap();
     let labels: Vec<&str> = items.iter().map(|i| i["label"].as_str().unwrap()).collect();
     assert_eq!(labels.len(), 12, "{labels:?}");
@@ -235,7 +134,7 @@ fn ide_features_over_real_stdio() {
         .cloned()
         .collect();
     assert_eq!(sned.len(), 1, "{d}");
-    let actions = s.request(
+    let actions = s.call(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri(&scratch)}, "range": sned[0]["range"],
                "context": {"diagnostics": sned}}),

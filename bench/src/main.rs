@@ -19,7 +19,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -194,43 +194,102 @@ fn recv(r: &mut impl BufRead) -> Value {
     serde_json::from_slice(&body).unwrap()
 }
 
-fn edit_latency(bin: &Path) {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&corpus(), tmp.path());
-    let path = tmp.path().join(CASE_REL);
-    let text = small_case();
-    std::fs::write(&path, &text).unwrap();
-    let uri = format!("file://{}", path.display());
-    let root = format!("file://{}", tmp.path().display());
-    let mut child = Command::new(bin)
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut w = child.stdin.take().unwrap();
-    let mut r = BufReader::new(child.stdout.take().unwrap());
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root, "capabilities": {}}}),
-    );
-    while recv(&mut r)["id"] != 1 {}
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-    );
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}),
-    );
-    let wait = |r: &mut BufReader<_>, version: i64| loop {
-        let m = recv(r);
-        if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
-            return;
+/// A `wfx-lsp lsp` child over stdio on a temp copy of the corpus, with one case
+/// ([`CASE_REL`]) written to disk and open in the server.
+struct Session {
+    /// The workspace; removed when the session is dropped.
+    _tmp: tempfile::TempDir,
+    child: Child,
+    w: ChildStdin,
+    r: BufReader<ChildStdout>,
+    /// `file://` URI of the open case.
+    uri: String,
+}
+
+impl Session {
+    /// Copies the corpus to a temp folder, writes `text` at [`CASE_REL`], spawns `bin lsp`,
+    /// initializes (no client capabilities), opens the case as version 1 and waits for its
+    /// first diagnostics.
+    fn open(bin: &Path, text: &str) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        copy_dir(&corpus(), tmp.path());
+        let path = tmp.path().join(CASE_REL);
+        std::fs::write(&path, text).unwrap();
+        let uri = format!("file://{}", path.display());
+        let root = format!("file://{}", tmp.path().display());
+        let mut child = Command::new(bin)
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let w = child.stdin.take().unwrap();
+        let r = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Self {
+            _tmp: tmp,
+            child,
+            w,
+            r,
+            uri,
+        };
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root, "capabilities": {}}}),
+        );
+        s.response(1);
+        s.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+        s.send(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": s.uri, "languageId": "yaml", "version": 1, "text": text}}}),
+        );
+        s.diagnostics(1);
+        s
+    }
+
+    fn send(&mut self, msg: &Value) {
+        send(&mut self.w, msg);
+    }
+
+    /// Reads messages until the response to request `id`, which it returns.
+    fn response(&mut self, id: i64) -> Value {
+        loop {
+            let m = recv(&mut self.r);
+            if m["id"] == id {
+                return m;
+            }
         }
-    };
-    wait(&mut r, 1);
+    }
+
+    /// Reads messages until a `publishDiagnostics` for `version`.
+    fn diagnostics(&mut self, version: i64) {
+        loop {
+            let m = recv(&mut self.r);
+            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
+            {
+                return;
+            }
+        }
+    }
+
+    /// `shutdown` (request id 2), `exit`, closes stdin and waits for the process.
+    fn shutdown(mut self) {
+        self.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+        self.response(2);
+        self.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+        let Self { mut child, w, .. } = self;
+        drop(w);
+        let _ = child.wait();
+    }
+}
+
+/// The `p` quantile (0.0..=1.0, nearest rank) of ascending `samples`.
+fn percentile(samples: &[f64], p: f64) -> f64 {
+    samples[((samples.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// Edit-to-diagnostics latency through the real binary over stdio: 1,000 single-character
+/// edits of the ~30-line case, p50/p99/max (ms), and the server's peak RSS (MiB).
+fn edit_latency(bin: &Path) {
+    let mut s = Session::open(bin, &small_case());
     // Single-character edits on the title line: insert `x` after `title: `, then delete it.
     let mut samples = Vec::with_capacity(1000);
     for i in 0..1000i64 {
@@ -241,29 +300,20 @@ fn edit_latency(bin: &Path) {
             json!({"range": {"start": {"line": 0, "character": 7}, "end": {"line": 0, "character": 8}}, "text": ""})
         };
         let t = Instant::now();
-        send(
-            &mut w,
-            &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}}),
+        s.send(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": s.uri, "version": version}, "contentChanges": [change]}}),
         );
-        wait(&mut r, version);
+        s.diagnostics(version);
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let peak = vm_hwm(child.id()).unwrap_or(0);
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
-    );
-    while recv(&mut r)["id"] != 2 {}
-    send(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
-    drop(w);
-    let _ = child.wait();
+    let peak = vm_hwm(s.child.id()).unwrap_or(0);
+    s.shutdown();
     samples.sort_by(f64::total_cmp);
-    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
     println!(
         "edit → diagnostics (stdio) {:>4} edits  p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  server peak RSS {:.1} MiB",
         samples.len(),
-        pct(0.5),
-        pct(0.99),
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.99),
         samples[samples.len() - 1],
         peak as f64 / 1024.0
     );
@@ -288,42 +338,9 @@ fn medium_case() -> String {
 /// Completion (after `- reachedState: `) and hover (on a `send` key) latency through the
 /// real binary over stdio on a ~300-line case: p50/p99 over 1,000 requests each (ms).
 fn ide_latency(bin: &Path) {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&corpus(), tmp.path());
-    let path = tmp.path().join(CASE_REL);
     let text = medium_case();
-    std::fs::write(&path, &text).unwrap();
     let lines = text.lines().count();
-    let uri = format!("file://{}", path.display());
-    let root = format!("file://{}", tmp.path().display());
-    let mut child = Command::new(bin)
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut w = child.stdin.take().unwrap();
-    let mut r = BufReader::new(child.stdout.take().unwrap());
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root, "capabilities": {}}}),
-    );
-    while recv(&mut r)["id"] != 1 {}
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-    );
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}}),
-    );
-    loop {
-        let m = recv(&mut r);
-        if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 1 {
-            break;
-        }
-    }
+    let mut s = Session::open(bin, &text);
     // The middle block's `  - reachedState: refund-request` line and its `  - send:` line.
     let state_line = text
         .lines()
@@ -339,39 +356,25 @@ fn ide_latency(bin: &Path) {
         for _ in 0..1000 {
             id += 1;
             let t = Instant::now();
-            send(
-                &mut w,
-                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}}),
+            s.send(
+                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"textDocument": {"uri": s.uri}, "position": {"line": line, "character": character}}}),
             );
-            loop {
-                let m = recv(&mut r);
-                if m["id"] == id {
-                    assert!(m.get("error").is_none() && !m["result"].is_null(), "{m}");
-                    break;
-                }
-            }
+            let m = s.response(id);
+            assert!(m.get("error").is_none() && !m["result"].is_null(), "{m}");
             samples.push(t.elapsed().as_secs_f64() * 1e3);
         }
         samples.sort_by(f64::total_cmp);
-        let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
         println!(
             "{:<10} (stdio) {lines:>4}-line case {:>5} requests  p50 {:>7.3} ms  p99 {:>7.3} ms",
             method.trim_start_matches("textDocument/"),
             samples.len(),
-            pct(0.5),
-            pct(0.99),
+            percentile(&samples, 0.5),
+            percentile(&samples, 0.99),
         );
     };
     run("textDocument/completion", state_line, 18);
     run("textDocument/hover", send_line, 5);
-    send(
-        &mut w,
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
-    );
-    while recv(&mut r)["id"] != 2 {}
-    send(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
-    drop(w);
-    let _ = child.wait();
+    s.shutdown();
 }
 
 fn main() {

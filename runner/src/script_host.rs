@@ -23,11 +23,12 @@
 //! * `tools.<camelCase>(input)` inside JavaScript goes through the [`ToolBridge`] given with
 //!   each request: `tools.readFile({file_path})` is `bridge.call_tool("read_file", …)`, and
 //!   `tools.archmaxWorkflowEnrichOrder({order_id})` is
-//!   `bridge.call_tool("archmax_workflow_enrich-order", …)`; use [`tool_name_from_camel`] to
-//!   map names. The bridge applies the case's mocks and the simulator's file tools. For hooks
-//!   it runs on *runtime authority* (exempt from the state's enabled tools and skills, FORMAT
-//!   §E.6); for `archmax_run` scripts it runs under the calling state's governance. A bridge
-//!   error is a string the sandbox should throw as a JavaScript `Error`.
+//!   `bridge.call_tool("archmax_workflow_enrich-order", …)`; use
+//!   [`crate::sandbox::snake_from_camel`] to map names. The bridge applies the case's mocks
+//!   and the simulator's file tools. For hooks it runs on *runtime authority* (exempt from
+//!   the state's enabled tools and skills, FORMAT §E.6); for `archmax_run` scripts it runs
+//!   under the calling state's governance. A bridge error is a string the sandbox should
+//!   throw as a JavaScript `Error`.
 //! * Limits come with each request (`timeout_ms`, `memory_limit_bytes`, `max_calls`, from
 //!   `settings` in `workflow.yaml`); `None` means the sandbox's own default.
 //! * A host must be deterministic for the same request and bridge answers (no clock, no
@@ -179,30 +180,6 @@ impl ScriptHost for NoScriptHost {
     }
 }
 
-/// Maps a script-side tool name to its wire name: `readFile` → `read_file`,
-/// `archmaxWorkflowEnrichOrder` → `archmax_workflow_enrich-order` (the workflow slug part
-/// is kebab-case, FORMAT §E.9). Names already in snake_case pass through.
-pub fn tool_name_from_camel(name: &str) -> String {
-    let snake = |s: &str, sep: char| {
-        let mut out = String::new();
-        for (i, c) in s.chars().enumerate() {
-            if c.is_ascii_uppercase() {
-                if i > 0 {
-                    out.push(sep);
-                }
-                out.push(c.to_ascii_lowercase());
-            } else {
-                out.push(c);
-            }
-        }
-        out
-    };
-    match name.strip_prefix("archmaxWorkflow") {
-        Some(rest) if !rest.is_empty() => format!("archmax_workflow_{}", snake(rest, '-')),
-        _ => snake(name, '_'),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,15 +209,5 @@ mod tests {
                 "hook `hooks/check-requester.js` was not executed: the JavaScript sandbox is not available".into()
             )
         );
-    }
-
-    #[test]
-    fn camel_names_map_to_wire_names() {
-        assert_eq!(tool_name_from_camel("readFile"), "read_file");
-        assert_eq!(
-            tool_name_from_camel("archmaxWorkflowEnrichOrder"),
-            "archmax_workflow_enrich-order"
-        );
-        assert_eq!(tool_name_from_camel("read_file"), "read_file");
     }
 }

@@ -1,8 +1,12 @@
 //! Shared helpers of the root package's integration tests: LSP `Content-Length` framing
 //! (strict: anything on the wire that is not a frame is recorded as a violation), a
-//! temp copy of the customer-support corpus, and `file://` URIs.
+//! temp copy of the customer-support corpus, and `file://` URIs; the in-process client in
+//! [`inprocess`] and the real-stdio client (the built binary) in [`stdio`].
 
 #![allow(dead_code, reason = "each test crate uses a subset")]
+
+pub mod inprocess;
+pub mod stdio;
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};

@@ -36,19 +36,36 @@ pub const DEFAULT_MEMORY_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_PTC_CALLS: u64 = 256;
 
 /// The essential tools (FORMAT §E.5) every script sees on its `tools` bridge, by snake_case
-/// name; a [`Bridge`] adds host tools and `archmax_workflow_<slug>` delegations.
-pub const ESSENTIAL_TOOLS: &[&str] = &[
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "copy_file",
-    "move_file",
-    "remove_file",
-    "glob",
-    "grep",
-    "write_todos",
-];
+/// name; a [`Bridge`] adds host tools and `archmax_workflow_<slug>` delegations. Derived from
+/// the single list [`wfx_schemas::model::workflow::ESSENTIAL_TOOLS`]: all of it except its
+/// last two entries, the agent's script tools `archmax_eval` and `archmax_run` (checked at
+/// compile time: the build fails if the list no longer ends with them).
+pub const ESSENTIAL_TOOLS: &[&str] = match wfx_schemas::model::workflow::ESSENTIAL_TOOLS
+    .split_last_chunk::<2>()
+{
+    Some((bridge, [eval, run])) if same(eval, "archmax_eval") && same(run, "archmax_run") => bridge,
+    _ => &[],
+};
+const _: () = assert!(
+    !ESSENTIAL_TOOLS.is_empty(),
+    "wfx_schemas' ESSENTIAL_TOOLS must end with archmax_eval, archmax_run"
+);
+
+/// Byte equality of two strings, usable in a `const` (`==` on `str` is not).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// The budgets of one script run (FORMAT §A.1 `settings`).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -83,6 +83,8 @@ pub fn camel_case(name: &str) -> String {
 /// → `archmax_workflow_<kebab>` (`archmaxWorkflowEnrichOrder` →
 /// `archmax_workflow_enrich-order`), any other camelCase name → snake_case (`readFile` →
 /// `read_file`); the inverse of [`camel_case`] for the names the bridge carries (FORMAT §E.9).
+/// Names already in snake_case pass through. The one mapping of script-side tool names: the
+/// sandbox's bridge and any other [`crate::script_host::ScriptHost`] use it.
 pub fn snake_from_camel(name: &str) -> String {
     let split = |s: &str, sep: char| {
         let mut out = String::with_capacity(s.len() + 4);
@@ -517,6 +519,16 @@ mod tests {
         ] {
             assert_eq!(snake_from_camel(&camel_case(snake)), snake);
         }
+    }
+
+    #[test]
+    fn camel_names_map_to_wire_names() {
+        assert_eq!(snake_from_camel("readFile"), "read_file");
+        assert_eq!(
+            snake_from_camel("archmaxWorkflowEnrichOrder"),
+            "archmax_workflow_enrich-order"
+        );
+        assert_eq!(snake_from_camel("read_file"), "read_file");
     }
 
     #[test]
