@@ -271,6 +271,54 @@ async fn an_unsaved_workflow_edit_rechecks_the_open_case() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_a_file_as_saved_republishes_no_other_document() {
+    let ws = corpus_copy();
+    let a = case_path(ws.path(), "triggered-report.test.yaml");
+    let b = case_path(ws.path(), "refund-approved.test.yaml");
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&a, &std::fs::read_to_string(&a).unwrap(), 1).await;
+    c.diagnostics(&a, 1).await;
+    // Opening (and closing) files whose buffers equal the saved text changes nothing other
+    // documents read: `a` is not re-published. A request answered after them bounds the
+    // messages they caused (the server handles one message at a time).
+    c.seen.clear();
+    c.open(&b, &std::fs::read_to_string(&b).unwrap(), 1).await;
+    c.open(&spec, &std::fs::read_to_string(&spec).unwrap(), 1)
+        .await;
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&spec)}}),
+    )
+    .await;
+    c.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": uri(&a)}}),
+    )
+    .await;
+    let published = |seen: &[Value], p: &Path| {
+        seen.iter()
+            .filter(|m| {
+                m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri(p)
+            })
+            .count()
+    };
+    assert_eq!(published(&c.seen, &b), 1);
+    assert_eq!(published(&c.seen, &a), 0, "{:#?}", c.seen);
+    // An unsaved difference does reach `a`: a workflow buffer without the trigger it uses.
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    c.open(
+        &spec,
+        &spec_text.replace("report_requested:", "report_wanted:"),
+        2,
+    )
+    .await;
+    assert_ne!(c.diagnostics(&a, 1).await, json!([]));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_yaml_gets_no_diagnostics_and_unknown_documents_get_null() {
     let ws = corpus_copy();
     let other = ws.path().join("config.yaml");
