@@ -67,7 +67,7 @@ type Compiled = Result<Arc<JsRegex>, String>;
 
 /// Compiles `s` if it has the regex shape: `None` for a literal, `Some(Err)` for a
 /// malformed regex. Memoized process-wide by the token's text (at most
-/// [`MEMO_CAPACITY`] entries): compiling a case-insensitive pattern costs tens of
+/// 256 entries): compiling a case-insensitive pattern costs tens of
 /// microseconds, and a long case repeats the same tokens on every step.
 pub fn compile_token(s: &str) -> Option<Compiled> {
     let (body, flags) = regex_token(s)?;

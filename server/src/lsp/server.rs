@@ -848,8 +848,6 @@ impl Server {
         });
     }
 
-    /// Indexes every `workflow.yaml` and case of every workspace folder (for workspace
-    /// symbols).
     /// The workflow and case files of every root, walked on first use (the first
     /// `workspace/symbol` request) and again after watched files change; startup does not
     /// wait for a walk of a large workspace.
