@@ -415,6 +415,17 @@ async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
         globs.contains(&"**/workflows/*/workflow.yaml") && globs.contains(&"**/*.test.yaml"),
         "{globs:?}"
     );
+    // Hook scripts, fixtures and skills feed diagnostics too.
+    assert!(
+        [
+            "**/workflows/*/hooks/**",
+            "**/workflows/*/tests/**",
+            "**/skills/*/SKILL.md"
+        ]
+        .iter()
+        .all(|g| globs.contains(g)),
+        "{globs:?}"
+    );
     assert_eq!(pulled.unwrap()["items"][0]["section"], "wfx");
     // A watched-file change rechecks open documents.
     let case = case_path(ws.path(), "watched.test.yaml");
@@ -478,5 +489,92 @@ async fn ide_features_answer_through_the_protocol() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"IDE"), "{names:?}");
+    c.shutdown().await;
+}
+
+/// The codes of a `publishDiagnostics` array.
+fn codes(d: &Value) -> Vec<String> {
+    summarize(d).into_iter().map(|x| x.0).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_script_buffer_rechecks_its_open_workflow() {
+    // workflow.yaml's diagnostics read its hook scripts (FORMAT §A.6: a foreign import is
+    // reported on the hook that names the script), so opening, editing and closing a hook
+    // script buffer re-publishes the open workflow.yaml.
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let hook = ws
+        .path()
+        .join("workflows/order-lookup/hooks/check-tenancy.js");
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    let hook_text = std::fs::read_to_string(&hook).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&spec, &spec_text, 1).await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
+    let foreign = format!("import _ from \"lodash\";\n{hook_text}");
+    let params = json!({"textDocument": {"uri": uri(&hook), "languageId": "javascript", "version": 1, "text": foreign}});
+    c.notify("textDocument/didOpen", params).await;
+    let d = c.diagnostics(&spec, 1).await;
+    assert!(codes(&d).contains(&"WFX345".to_owned()), "{d}");
+    // Editing the import away clears it again.
+    let change = json!({
+        "textDocument": {"uri": uri(&hook), "version": 2},
+        "contentChanges": [{"text": hook_text}],
+    });
+    c.notify("textDocument/didChange", change).await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixture_buffer_rechecks_the_open_case_that_names_it() {
+    // A case's `from:` fixture (FORMAT §B.8) is a plain file under `tests/`: opening it
+    // (unsaved) makes it exist for the open case, closing it makes it vanish again.
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "seeded.test.yaml");
+    let fixture = case_path(ws.path(), "fixtures/orders.json");
+    let text = "title: Seeded\ndescription: A fixture seeds the session.\nworkspace:\n  scratchpad/orders.json: { from: fixtures/orders.json }\nsteps:\n  - send: hi\n";
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    let d = c.diagnostics(&path, 1).await;
+    assert_eq!(codes(&d), ["WFX302"], "{d}");
+    let params = json!({"textDocument": {"uri": uri(&fixture), "languageId": "json", "version": 1, "text": "[]"}});
+    c.notify("textDocument/didOpen", params).await;
+    assert_eq!(c.diagnostics(&path, 1).await, json!([]));
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&fixture)}}),
+    )
+    .await;
+    let d = c.diagnostics(&path, 1).await;
+    assert_eq!(codes(&d), ["WFX302"], "{d}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_manifest_buffer_rechecks_the_open_workflows() {
+    // workflow.yaml's skill rules read `<root>/skills/*/SKILL.md` (FORMAT §A.7): emptying
+    // the order-data manifest in an unsaved buffer makes the skill unloadable and unknown.
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let skill = ws.path().join("skills/order-data/SKILL.md");
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&spec, &spec_text, 1).await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
+    let params = json!({"textDocument": {"uri": uri(&skill), "languageId": "markdown", "version": 1, "text": ""}});
+    c.notify("textDocument/didOpen", params).await;
+    let d = c.diagnostics(&spec, 1).await;
+    assert!(codes(&d).contains(&"WFX346".to_owned()), "{d}");
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&skill)}}),
+    )
+    .await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
     c.shutdown().await;
 }
