@@ -555,6 +555,66 @@ async fn a_fixture_buffer_rechecks_the_open_case_that_names_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_completion_follows_the_unsaved_workflow_buffer() {
+    // IDE requests of a case read its workflow through the overlay and the session's
+    // workflow cache: a state renamed in the unsaved workflow.yaml buffer is offered at
+    // once, and closing the buffer without saving brings the saved name back.
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "complete.test.yaml");
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    let text = "title: Complete\ndescription: State names come from the workflow.\nsteps:\n  - send: hi\n  - reachedState: \n";
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    c.diagnostics(&path, 1).await;
+    let at = json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 4, "character": 18}});
+    let labels = |items: &Value| -> Vec<String> {
+        let items = items.get("items").unwrap_or(items);
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let saved = labels(&c.request("textDocument/completion", at.clone()).await);
+    assert!(saved.contains(&"refund-review".to_owned()), "{saved:?}");
+    // Rename the state in the workflow buffer (unsaved), in two steps: open, then edit.
+    c.open(&spec, &spec_text, 1).await;
+    let renamed = spec_text.replace("refund-review", "refund-audit");
+    let change = json!({
+        "textDocument": {"uri": uri(&spec), "version": 2},
+        "contentChanges": [{"text": renamed}],
+    });
+    c.notify("textDocument/didChange", change).await;
+    let edited = labels(&c.request("textDocument/completion", at.clone()).await);
+    assert!(edited.contains(&"refund-audit".to_owned()), "{edited:?}");
+    assert!(!edited.contains(&"refund-review".to_owned()), "{edited:?}");
+    // A broken buffer: no crash, the request still answers.
+    let change = json!({
+        "textDocument": {"uri": uri(&spec), "version": 3},
+        "contentChanges": [{"text": "states: [\n"}],
+    });
+    c.notify("textDocument/didChange", change).await;
+    let broken = c.request("textDocument/completion", at.clone()).await;
+    assert!(
+        !labels(&broken).contains(&"refund-review".to_owned()),
+        "{broken}"
+    );
+    // Closed without saving: the disk's names again.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&spec)}}),
+    )
+    .await;
+    let closed = labels(&c.request("textDocument/completion", at).await);
+    assert!(closed.contains(&"refund-review".to_owned()), "{closed:?}");
+    assert!(!closed.contains(&"refund-audit".to_owned()), "{closed:?}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skill_manifest_buffer_rechecks_the_open_workflows() {
     // workflow.yaml's skill rules read `<root>/skills/*/SKILL.md` (FORMAT §A.7): emptying
     // the order-data manifest in an unsaved buffer makes the skill unloadable and unknown.
