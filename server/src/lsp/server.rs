@@ -1106,17 +1106,22 @@ impl LanguageServer for Server {
     async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
         let enc = self.session().encoding;
-        if !self.docs.change(
+        match self.docs.change(
             &uri,
             &params.content_changes,
             params.text_document.version,
             enc,
         ) {
-            tracing::warn!(
-                "didChange for a document that is not open: {}",
-                uri.as_str()
-            );
-            return;
+            Some(true) => {}
+            // Dropped as stale: the text, its diagnostics and its run annotations stand.
+            Some(false) => return,
+            None => {
+                tracing::warn!(
+                    "didChange for a document that is not open: {}",
+                    uri.as_str()
+                );
+                return;
+            }
         }
         // Annotations belong to the text they ran on: an edit drops them (see `runs`).
         self.run_state().annotations.remove(uri.as_str());
