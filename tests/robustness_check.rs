@@ -237,3 +237,39 @@ fn a_50_mb_case_is_checked_once_with_bounded_memory() {
     assert_eq!(got, vec!["WFX008".to_owned()]);
     assert!(peak < 512 * 1024, "peak RSS {peak} KiB for a 50 MB file");
 }
+
+#[test]
+fn script_diagnostics_are_capped_per_file_too() {
+    // The per-file bound (at most 1,000 plus one WFX009) holds for the script checks as
+    // well: a skill script with 1,500 foreign imports (WFX502 each).
+    let ws = corpus_copy();
+    let script = ws.path().join("skills/order-enrichment/scripts/imports.js");
+    let mut text = String::new();
+    for i in 0..1500 {
+        text.push_str(&format!("import m{i} from \"lodash-{i}\";\n"));
+    }
+    std::fs::write(&script, text).unwrap();
+    let (code, report, _, _) = check(ws.path(), ".");
+    // WFX502 is a warning.
+    assert_eq!(code, Some(0));
+    let on_script: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| {
+            d["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("scripts/imports.js"))
+        })
+        .collect();
+    assert_eq!(on_script.len(), 1001);
+    assert_eq!(on_script[1000]["code"], "WFX009", "{}", on_script[1000]);
+    assert!(
+        on_script[1000]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("500 more problems"),
+        "{}",
+        on_script[1000]
+    );
+}
