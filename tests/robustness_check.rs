@@ -273,3 +273,26 @@ fn script_diagnostics_are_capped_per_file_too() {
         on_script[1000]
     );
 }
+
+#[test]
+fn a_7_mib_unknown_key_is_reported_with_bounded_memory() {
+    // A near-miss suggestion compares the key with every known key; a 7 MiB key must not
+    // make that comparison allocate per character pair (FORMAT §A.1 unknown keys).
+    let ws = corpus_copy();
+    let rel = "workflows/enrich-order/workflow.yaml";
+    let path = ws.path().join(rel);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    // An explicit key: an implicit one is limited to 1,024 characters by YAML.
+    text.push_str(&format!("? {}\n: 1\n", "k".repeat(7 * 1024 * 1024)));
+    std::fs::write(&path, &text).unwrap();
+    let (code, report, elapsed, peak) = check(ws.path(), rel);
+    let got = codes(&report);
+    println!(
+        "7 MiB key: exit {code:?}, {:.1} ms, peak RSS {:.1} MiB, codes {got:?}",
+        elapsed.as_secs_f64() * 1e3,
+        peak as f64 / 1024.0
+    );
+    assert_eq!(code, Some(1), "{got:?}");
+    assert!(got.contains(&"WFX202".to_owned()), "{got:?}");
+    assert!(peak < 512 * 1024, "peak RSS {peak} KiB for a 7 MiB key");
+}
