@@ -638,3 +638,29 @@ async fn a_skill_manifest_buffer_rechecks_the_open_workflows() {
     assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_file_cap_counts_hook_script_problems_on_workflow_yaml() {
+    // workflow.yaml with 1,001 unknown keys and a hook script that does not parse: the
+    // script's WFX503 is published on the hook of workflow.yaml, and the file still gets at
+    // most 1,000 diagnostics plus one WFX009.
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let hook = ws
+        .path()
+        .join("workflows/order-lookup/hooks/check-tenancy.js");
+    std::fs::write(&hook, "export default async function hook( {\n").unwrap();
+    let mut text = std::fs::read_to_string(&spec).unwrap();
+    for i in 0..1001 {
+        text.push_str(&format!("zz{i}: 1\n"));
+    }
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&spec, &text, 1).await;
+    let d = c.diagnostics(&spec, 1).await;
+    let codes = codes(&d);
+    assert!(codes.contains(&"WFX503".to_owned()), "{codes:?}");
+    assert_eq!(codes.len(), 1001);
+    assert_eq!(codes.iter().filter(|c| *c == "WFX009").count(), 1);
+    c.shutdown().await;
+}

@@ -230,8 +230,24 @@ pub fn check_parsed(
     text: &str,
     parsed: &Parsed,
 ) -> Vec<Diagnostic> {
-    let ctx = Ctx::new(fs, cache);
-    let mut out = check_kind(&ctx, path, text, Some(parsed), &workspace::classify(path));
+    check_parsed_in(&Ctx::new(fs, cache), path, text, parsed)
+}
+
+/// [`check_parsed`] without the per-file cap, for a caller that adds diagnostics of its
+/// own to the file and then applies `diagnostics::cap_per_file` itself (the server puts
+/// hook script problems on `workflow.yaml`).
+pub fn check_parsed_uncapped(
+    fs: &dyn FileAccess,
+    cache: &WorkflowCache,
+    path: &str,
+    text: &str,
+    parsed: &Parsed,
+) -> Vec<Diagnostic> {
+    check_parsed_in(&Ctx::new(fs, cache).uncapped(true), path, text, parsed)
+}
+
+fn check_parsed_in(ctx: &Ctx<'_>, path: &str, text: &str, parsed: &Parsed) -> Vec<Diagnostic> {
+    let mut out = check_kind(ctx, path, text, Some(parsed), &workspace::classify(path));
     out.retain(|d| d.file == path);
     sort_diagnostics(&mut out);
     out

@@ -313,7 +313,14 @@ pub fn document_diagnostics(
             FileKind::WorkflowMd(_) | FileKind::Other => {
                 wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
             }
-            _ => wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed()),
+            // Capped below, once the hook script problems have joined.
+            _ => wfx_schemas::check::check_parsed_uncapped(
+                fs,
+                cache,
+                &loc.rel,
+                &snap.text,
+                snap.parsed(),
+            ),
         }
     }))
     .unwrap_or_else(|p| {
@@ -351,6 +358,8 @@ pub fn document_diagnostics(
             core.push(d);
         }
     }
+    // At most 1,000 per file plus one WFX009, the script problems included.
+    core_diag::cap_per_file(&mut core);
     // Line indexes of the other files that related sites name.
     let mut indexes: BTreeMap<String, Arc<LineIndex>> = BTreeMap::new();
     indexes.insert(loc.rel.clone(), snap.index.clone());
