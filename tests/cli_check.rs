@@ -221,3 +221,33 @@ fn help_is_stable() {
     assert_eq!(code, 0);
     insta::assert_snapshot!("check_help", stdout);
 }
+
+#[test]
+fn fix_applies_fixes_beyond_the_per_file_cap() {
+    // 1,200 near-miss steps in one case: the report shows 1,000 plus one WFX009, but
+    // `--fix` fixes them all in one run.
+    let ws = corpus_copy();
+    let path = ws
+        .path()
+        .join("workflows/order-lookup/tests/many.test.yaml");
+    let mut text = String::from("title: Many\ndescription: Many typos.\nsteps:\n");
+    for i in 0..1200 {
+        text.push_str(&format!("  - sned: m{i}\n"));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let rel = "workflows/order-lookup/tests/many.test.yaml";
+    let (code, stdout, _) = run(ws.path(), &["check", "--format", "github", rel]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("WFX009"),
+        "{}",
+        &stdout[..stdout.len().min(500)]
+    );
+    let (code, stdout, stderr) = run(ws.path(), &["check", "--fix", "--format", "github", rel]);
+    assert!(stderr.contains("applied 1200 fixes"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        text.replace("sned", "send")
+    );
+    assert_eq!(code, 0, "{}", &stdout[..stdout.len().min(500)]);
+}

@@ -463,6 +463,17 @@ async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
         globs.contains(&"**/workflows/*/workflow.yaml") && globs.contains(&"**/*.test.yaml"),
         "{globs:?}"
     );
+    // Hook scripts, fixtures and skills feed diagnostics too.
+    assert!(
+        [
+            "**/workflows/*/hooks/**",
+            "**/workflows/*/tests/**",
+            "**/skills/*/SKILL.md"
+        ]
+        .iter()
+        .all(|g| globs.contains(g)),
+        "{globs:?}"
+    );
     assert_eq!(pulled.unwrap()["items"][0]["section"], "wfx");
     // A watched-file change rechecks open documents.
     let case = case_path(ws.path(), "watched.test.yaml");
@@ -526,5 +537,178 @@ async fn ide_features_answer_through_the_protocol() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert!(names.contains(&"IDE"), "{names:?}");
+    c.shutdown().await;
+}
+
+/// The codes of a `publishDiagnostics` array.
+fn codes(d: &Value) -> Vec<String> {
+    summarize(d).into_iter().map(|x| x.0).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_script_buffer_rechecks_its_open_workflow() {
+    // workflow.yaml's diagnostics read its hook scripts (FORMAT §A.6: a foreign import is
+    // reported on the hook that names the script), so opening, editing and closing a hook
+    // script buffer re-publishes the open workflow.yaml.
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let hook = ws
+        .path()
+        .join("workflows/order-lookup/hooks/check-tenancy.js");
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    let hook_text = std::fs::read_to_string(&hook).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&spec, &spec_text, 1).await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
+    let foreign = format!("import _ from \"lodash\";\n{hook_text}");
+    let params = json!({"textDocument": {"uri": uri(&hook), "languageId": "javascript", "version": 1, "text": foreign}});
+    c.notify("textDocument/didOpen", params).await;
+    let d = c.diagnostics(&spec, 1).await;
+    assert!(codes(&d).contains(&"WFX345".to_owned()), "{d}");
+    // Editing the import away clears it again.
+    let change = json!({
+        "textDocument": {"uri": uri(&hook), "version": 2},
+        "contentChanges": [{"text": hook_text}],
+    });
+    c.notify("textDocument/didChange", change).await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixture_buffer_rechecks_the_open_case_that_names_it() {
+    // A case's `from:` fixture (FORMAT §B.8) is a plain file under `tests/`: opening it
+    // (unsaved) makes it exist for the open case, closing it makes it vanish again.
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "seeded.test.yaml");
+    let fixture = case_path(ws.path(), "fixtures/orders.json");
+    let text = "title: Seeded\ndescription: A fixture seeds the session.\nworkspace:\n  scratchpad/orders.json: { from: fixtures/orders.json }\nsteps:\n  - send: hi\n";
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    let d = c.diagnostics(&path, 1).await;
+    assert_eq!(codes(&d), ["WFX302"], "{d}");
+    let params = json!({"textDocument": {"uri": uri(&fixture), "languageId": "json", "version": 1, "text": "[]"}});
+    c.notify("textDocument/didOpen", params).await;
+    assert_eq!(c.diagnostics(&path, 1).await, json!([]));
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&fixture)}}),
+    )
+    .await;
+    let d = c.diagnostics(&path, 1).await;
+    assert_eq!(codes(&d), ["WFX302"], "{d}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_completion_follows_the_unsaved_workflow_buffer() {
+    // IDE requests of a case read its workflow through the overlay and the session's
+    // workflow cache: a state renamed in the unsaved workflow.yaml buffer is offered at
+    // once, and closing the buffer without saving brings the saved name back.
+    let ws = corpus_copy();
+    let path = case_path(ws.path(), "complete.test.yaml");
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    let text = "title: Complete\ndescription: State names come from the workflow.\nsteps:\n  - send: hi\n  - reachedState: \n";
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    c.diagnostics(&path, 1).await;
+    let at = json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 4, "character": 18}});
+    let labels = |items: &Value| -> Vec<String> {
+        let items = items.get("items").unwrap_or(items);
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let saved = labels(&c.request("textDocument/completion", at.clone()).await);
+    assert!(saved.contains(&"refund-review".to_owned()), "{saved:?}");
+    // Rename the state in the workflow buffer (unsaved), in two steps: open, then edit.
+    c.open(&spec, &spec_text, 1).await;
+    let renamed = spec_text.replace("refund-review", "refund-audit");
+    let change = json!({
+        "textDocument": {"uri": uri(&spec), "version": 2},
+        "contentChanges": [{"text": renamed}],
+    });
+    c.notify("textDocument/didChange", change).await;
+    let edited = labels(&c.request("textDocument/completion", at.clone()).await);
+    assert!(edited.contains(&"refund-audit".to_owned()), "{edited:?}");
+    assert!(!edited.contains(&"refund-review".to_owned()), "{edited:?}");
+    // A broken buffer: no crash, the request still answers.
+    let change = json!({
+        "textDocument": {"uri": uri(&spec), "version": 3},
+        "contentChanges": [{"text": "states: [\n"}],
+    });
+    c.notify("textDocument/didChange", change).await;
+    let broken = c.request("textDocument/completion", at.clone()).await;
+    assert!(
+        !labels(&broken).contains(&"refund-review".to_owned()),
+        "{broken}"
+    );
+    // Closed without saving: the disk's names again.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&spec)}}),
+    )
+    .await;
+    let closed = labels(&c.request("textDocument/completion", at).await);
+    assert!(closed.contains(&"refund-review".to_owned()), "{closed:?}");
+    assert!(!closed.contains(&"refund-audit".to_owned()), "{closed:?}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_manifest_buffer_rechecks_the_open_workflows() {
+    // workflow.yaml's skill rules read `<root>/skills/*/SKILL.md` (FORMAT §A.7): emptying
+    // the order-data manifest in an unsaved buffer makes the skill unloadable and unknown.
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let skill = ws.path().join("skills/order-data/SKILL.md");
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&spec, &spec_text, 1).await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
+    let params = json!({"textDocument": {"uri": uri(&skill), "languageId": "markdown", "version": 1, "text": ""}});
+    c.notify("textDocument/didOpen", params).await;
+    let d = c.diagnostics(&spec, 1).await;
+    assert!(codes(&d).contains(&"WFX346".to_owned()), "{d}");
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri(&skill)}}),
+    )
+    .await;
+    assert_eq!(c.diagnostics(&spec, 1).await, json!([]));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_file_cap_counts_hook_script_problems_on_workflow_yaml() {
+    // workflow.yaml with 1,001 unknown keys and a hook script that does not parse: the
+    // script's WFX503 is published on the hook of workflow.yaml, and the file still gets at
+    // most 1,000 diagnostics plus one WFX009.
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let hook = ws
+        .path()
+        .join("workflows/order-lookup/hooks/check-tenancy.js");
+    std::fs::write(&hook, "export default async function hook( {\n").unwrap();
+    let mut text = std::fs::read_to_string(&spec).unwrap();
+    for i in 0..1001 {
+        text.push_str(&format!("zz{i}: 1\n"));
+    }
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&spec, &text, 1).await;
+    let d = c.diagnostics(&spec, 1).await;
+    let codes = codes(&d);
+    assert!(codes.contains(&"WFX503".to_owned()), "{codes:?}");
+    assert_eq!(codes.len(), 1001);
+    assert_eq!(codes.iter().filter(|c| *c == "WFX009").count(), 1);
     c.shutdown().await;
 }

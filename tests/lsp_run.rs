@@ -281,3 +281,27 @@ async fn wfx_graph_returns_every_state_of_the_current_text() {
     );
     assert!(g["mermaid"].as_str().unwrap().starts_with("flowchart TD"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_stale_change_keeps_the_run_annotations() {
+    // A `didChange` whose version does not exceed the document's is dropped (the text
+    // stays as it was), so the annotations of the text that ran stay too.
+    let ws = corpus_copy();
+    let case = ws
+        .path()
+        .join("workflows/order-lookup/tests/refund-approved.test.yaml");
+    let text = std::fs::read_to_string(&case).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), None).await;
+    c.open(&case, &text, 5).await;
+    c.run("wfx.runCase", &case).await;
+    let before = c.hints(&case).await;
+    assert_eq!(before.len(), 8, "{before:?}");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&case), "version": 5}, "contentChanges": [{"text": "title: stale\n"}]}),
+    )
+    .await;
+    assert_eq!(c.hints(&case).await, before);
+    assert_eq!(c.lenses(&case).await.len(), 2);
+}

@@ -237,3 +237,62 @@ fn a_50_mb_case_is_checked_once_with_bounded_memory() {
     assert_eq!(got, vec!["WFX008".to_owned()]);
     assert!(peak < 512 * 1024, "peak RSS {peak} KiB for a 50 MB file");
 }
+
+#[test]
+fn script_diagnostics_are_capped_per_file_too() {
+    // The per-file bound (at most 1,000 plus one WFX009) holds for the script checks as
+    // well: a skill script with 1,500 foreign imports (WFX502 each).
+    let ws = corpus_copy();
+    let script = ws.path().join("skills/order-enrichment/scripts/imports.js");
+    let mut text = String::new();
+    for i in 0..1500 {
+        text.push_str(&format!("import m{i} from \"lodash-{i}\";\n"));
+    }
+    std::fs::write(&script, text).unwrap();
+    let (code, report, _, _) = check(ws.path(), ".");
+    // WFX502 is a warning.
+    assert_eq!(code, Some(0));
+    let on_script: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| {
+            d["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("scripts/imports.js"))
+        })
+        .collect();
+    assert_eq!(on_script.len(), 1001);
+    assert_eq!(on_script[1000]["code"], "WFX009", "{}", on_script[1000]);
+    assert!(
+        on_script[1000]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("500 more problems"),
+        "{}",
+        on_script[1000]
+    );
+}
+
+#[test]
+fn a_7_mib_unknown_key_is_reported_with_bounded_memory() {
+    // A near-miss suggestion compares the key with every known key; a 7 MiB key must not
+    // make that comparison allocate per character pair (FORMAT §A.1 unknown keys).
+    let ws = corpus_copy();
+    let rel = "workflows/enrich-order/workflow.yaml";
+    let path = ws.path().join(rel);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    // An explicit key: an implicit one is limited to 1,024 characters by YAML.
+    text.push_str(&format!("? {}\n: 1\n", "k".repeat(7 * 1024 * 1024)));
+    std::fs::write(&path, &text).unwrap();
+    let (code, report, elapsed, peak) = check(ws.path(), rel);
+    let got = codes(&report);
+    println!(
+        "7 MiB key: exit {code:?}, {:.1} ms, peak RSS {:.1} MiB, codes {got:?}",
+        elapsed.as_secs_f64() * 1e3,
+        peak as f64 / 1024.0
+    );
+    assert_eq!(code, Some(1), "{got:?}");
+    assert!(got.contains(&"WFX202".to_owned()), "{got:?}");
+    assert!(peak < 512 * 1024, "peak RSS {peak} KiB for a 7 MiB key");
+}

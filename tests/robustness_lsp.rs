@@ -468,3 +468,44 @@ fn the_client_dying_during_a_run_stops_the_runner_and_its_children() {
     assert!(matches!(status.code(), Some(0 | 1)), "{status}");
     assert_all_gone(&runner);
 }
+
+#[test]
+fn exit_without_shutdown_during_a_bundled_run_of_all_cases() {
+    // The bundled runner (no `wfx.runner.command`) on 120 cases, `exit` without
+    // `shutdown` while it runs: the server stops before its next case and exits 1.
+    let ws = corpus_copy();
+    let tests = ws.path().join(TESTS);
+    let originals: Vec<std::path::PathBuf> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".test.yaml"))
+        .collect();
+    assert!(originals.len() >= 5);
+    for i in 0..15 {
+        for p in &originals {
+            let stem = p.file_name().unwrap().to_str().unwrap();
+            let stem = stem.strip_suffix(".test.yaml").unwrap();
+            let agent = tests.join(format!("{stem}.agent.yaml"));
+            std::fs::copy(p, tests.join(format!("{stem}-{i}.test.yaml"))).unwrap();
+            if agent.is_file() {
+                std::fs::copy(&agent, tests.join(format!("{stem}-{i}.agent.yaml"))).unwrap();
+            }
+        }
+    }
+    let (mut s, _) = Server::start(ws.path());
+    let spec = uri(&ws.path().join("workflows/order-lookup/workflow.yaml"));
+    let id = s.request(
+        "workspace/executeCommand",
+        json!({"command": "wfx.runAllCases", "arguments": [spec]}),
+    );
+    let r = s.response(id);
+    assert!(r.get("error").is_none(), "{r}");
+    std::thread::sleep(Duration::from_millis(200));
+    s.notify("exit", json!(null));
+    let (status, took) = s.wait_exit();
+    println!(
+        "exit {status} {:.1} ms after `exit` during a bundled run of all cases",
+        took.as_secs_f64() * 1e3
+    );
+    assert_eq!(status.code(), Some(1), "{status}");
+}

@@ -39,6 +39,28 @@ impl DiskFiles {
         p
     }
 
+    /// True when the folder symlink `link`, found in `dir`, leads back to `dir`, to one of
+    /// the folders `dir` was reached through, or above the root: listing it would walk
+    /// in a cycle (`tests/loop -> .` would repeat every case 40 times, two such links
+    /// 2^40 times), so [`FileAccess::list`] leaves it out. A link whose target cannot be
+    /// resolved counts as a cycle.
+    fn is_cycle(&self, dir: &str, link: &Path) -> bool {
+        let Ok(target) = std::fs::canonicalize(link) else {
+            return true;
+        };
+        let mut p = self.root.clone();
+        if std::fs::canonicalize(&p).is_ok_and(|root| root.starts_with(&target)) {
+            return true;
+        }
+        for seg in dir.split('/').filter(|s| !s.is_empty() && *s != ".") {
+            p.push(seg);
+            if std::fs::canonicalize(&p).is_ok_and(|c| c == target) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Replaces a file's contents. Errors are the OS's, as text.
     pub fn write(&self, path: &str, bytes: &[u8]) -> Result<(), String> {
         std::fs::write(self.os_path(path), bytes).map_err(|e| e.to_string())
@@ -80,6 +102,12 @@ impl FileAccess for DiskFiles {
             let is_dir = std::fs::metadata(entry.path())
                 .map(|m| m.is_dir())
                 .unwrap_or(false);
+            if is_dir
+                && entry.file_type().is_ok_and(|t| t.is_symlink())
+                && self.is_cycle(dir, &entry.path())
+            {
+                continue;
+            }
             out.push(DirEntry { name, is_dir });
         }
         out.sort();
@@ -118,5 +146,42 @@ mod tests {
         assert!(matches!(fs.read("workflows"), Err(FileError::Other(_))));
         assert!(fs.is_file("./workflows/a/workflow.yaml"));
         assert!(!fs.is_file("workflows/a"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn folder_symlink_cycles_are_not_listed() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let tests = tmp.path().join("workflows/a/tests");
+        std::fs::create_dir_all(tests.join("x")).unwrap();
+        std::fs::create_dir_all(tests.join("y")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("shared")).unwrap();
+        std::fs::write(tests.join("c.test.yaml"), "title: c\n").unwrap();
+        std::fs::write(tmp.path().join("shared/s.test.yaml"), "title: s\n").unwrap();
+        // Self, parent, above-the-root and mutual cycles; one honest link.
+        symlink(".", tests.join("self")).unwrap();
+        symlink("..", tests.join("up")).unwrap();
+        symlink("/", tests.join("slash")).unwrap();
+        symlink("../y", tests.join("x/to-y")).unwrap();
+        symlink("../x", tests.join("y/to-x")).unwrap();
+        symlink("../../../shared", tests.join("shared")).unwrap();
+        let fs = DiskFiles::new(tmp.path());
+        let found = wfx_schemas::files::walk(&fs, "workflows/a/tests");
+        assert_eq!(
+            found,
+            [
+                "workflows/a/tests/c.test.yaml",
+                "workflows/a/tests/shared/s.test.yaml"
+            ]
+        );
+        // The links' own folders still list (a cycle is cut where it closes).
+        let x: Vec<String> = fs
+            .list("workflows/a/tests/x")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(x, ["to-y"]);
     }
 }

@@ -129,6 +129,13 @@ pub fn did_you_mean<'c>(
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {
     let limit = (word.chars().count() / 3).max(1);
+    // The distance (of the lower-cased texts) is at least their length difference:
+    // hopeless candidates are skipped before the quadratic comparison (a megabyte-long
+    // word against every known name).
+    let len = word.to_lowercase().chars().count();
+    let candidates = candidates
+        .into_iter()
+        .filter(move |c| len.abs_diff(c.to_lowercase().chars().count()) <= limit);
     nearest(word, candidates)
         .filter(|(c, d)| *d <= limit && *c != word)
         .map(|(c, _)| c)

@@ -435,9 +435,13 @@ pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     if let Some(k) = known.iter().find(|k| norm(k) == nk) {
         return Some(k);
     }
-    let limit = if key.chars().count() >= 6 { 2 } else { 1 };
+    let len = key.chars().count();
+    let limit = if len >= 6 { 2 } else { 1 };
+    // The distance is at least the length difference: skip hopeless candidates before the
+    // quadratic comparison (a 7 MiB key would otherwise allocate gigabytes).
     known
         .iter()
+        .filter(|k| len.abs_diff(k.chars().count()) <= limit)
         .map(|k| (edit_distance(key, k), *k))
         .filter(|(dist, _)| *dist <= limit)
         .min_by_key(|(dist, _)| *dist)

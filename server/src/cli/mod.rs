@@ -249,9 +249,10 @@ pub fn fix_edits(diags: &[Diagnostic]) -> BTreeMap<String, Vec<TextEdit>> {
 }
 
 /// Applies the first fix of every diagnostic of one group, on disk. Returns the number of
-/// edits applied; `Err` names a file that could not be written.
+/// edits applied; `Err` names a file that could not be written. Every diagnostic counts,
+/// not only the first 1,000 of a file that the report shows.
 fn apply_fixes(g: &Group) -> Result<usize, String> {
-    let (diags, _) = check_paths(&g.fs, &g.paths)?;
+    let (diags, _) = wfx_schemas::check::check_paths_uncapped(&g.fs, &g.paths)?;
     let mut applied = 0;
     for (file, edits) in fix_edits(&diags) {
         let Ok(bytes) = g.fs.read(&file) else {

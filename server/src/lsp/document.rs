@@ -144,7 +144,8 @@ impl Documents {
         self.map.insert(uri, Document::new(text, version, located));
     }
 
-    /// `didChange`: applies the changes; false when the document is not open. A change whose
+    /// `didChange`: applies the changes; `None` when the document is not open, `Some(false)`
+    /// when the change was dropped as stale, `Some(true)` when applied. A change whose
     /// version does not exceed the document's is stale (LSP versions strictly increase):
     /// it is dropped with a warning rather than applied to text it was not made against.
     pub fn change(
@@ -153,22 +154,18 @@ impl Documents {
         changes: &[lsp::TextDocumentContentChangeEvent],
         version: i32,
         enc: PositionEncoding,
-    ) -> bool {
-        match self.map.get_mut(uri) {
-            Some(mut doc) => {
-                if version <= doc.version {
-                    tracing::warn!(
-                        "dropping a stale change: version {version} of {} does not exceed {}",
-                        uri.as_str(),
-                        doc.version
-                    );
-                } else {
-                    doc.apply_changes(changes, version, enc);
-                }
-                true
-            }
-            None => false,
+    ) -> Option<bool> {
+        let mut doc = self.map.get_mut(uri)?;
+        if version <= doc.version {
+            tracing::warn!(
+                "dropping a stale change: version {version} of {} does not exceed {}",
+                uri.as_str(),
+                doc.version
+            );
+            return Some(false);
         }
+        doc.apply_changes(changes, version, enc);
+        Some(true)
     }
 
     /// `didClose`: forgets the document; returns where it was.

@@ -248,6 +248,21 @@ fn workflow_dir(rel: &str) -> Option<WorkflowDir> {
     }
 }
 
+/// The workflow folder a path lies in: [`workflow_dir`] for the workflow's own files, else
+/// the `workflows/<slug>/` folder of any other file below it (hook scripts, fixtures).
+fn containing_workflow_dir(rel: &str) -> Option<WorkflowDir> {
+    workflow_dir(rel).or_else(|| {
+        let segs: Vec<&str> = rel.split('/').collect();
+        let w = segs.iter().position(|s| *s == "workflows")?;
+        let slug = segs.get(w + 1).filter(|s| !s.is_empty())?;
+        segs.get(w + 2)?;
+        Some(WorkflowDir {
+            root: segs.get(..w)?.join("/"),
+            slug: (*slug).to_owned(),
+        })
+    })
+}
+
 /// A document's analysis context: its snapshot, location, the overlay and the session.
 struct Ctx {
     snap: Snapshot,
@@ -308,7 +323,14 @@ pub fn document_diagnostics(
             FileKind::WorkflowMd(_) | FileKind::Other => {
                 wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
             }
-            _ => wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed()),
+            // Capped below, once the hook script problems have joined.
+            _ => wfx_schemas::check::check_parsed_uncapped(
+                fs,
+                cache,
+                &loc.rel,
+                &snap.text,
+                snap.parsed(),
+            ),
         }
     }))
     .unwrap_or_else(|p| {
@@ -346,6 +368,8 @@ pub fn document_diagnostics(
             core.push(d);
         }
     }
+    // At most 1,000 per file plus one WFX009, the script problems included.
+    core_diag::cap_per_file(&mut core);
     // Line indexes of the other files that related sites name.
     let mut indexes: BTreeMap<String, Arc<LineIndex>> = BTreeMap::new();
     indexes.insert(loc.rel.clone(), snap.index.clone());
@@ -457,19 +481,26 @@ impl Server {
             .await;
     }
 
-    /// Rechecks the other open documents of the same workflow folder as `loc`.
+    /// Rechecks the other open documents whose diagnostics may read `loc`: those of the
+    /// same workflow folder (any file in it: `workflow.yaml`, a case, an agent script, a
+    /// hook script, a `from:` fixture), and for a file under a workspace's `skills/` every
+    /// open `workflow.yaml` of that workspace (its skill rules read the skills, FORMAT §A.7).
     async fn recheck_dependents(&self, uri: &Uri, loc: &Located) {
-        let Some(dir) = workflow_dir(&loc.rel) else {
-            return;
-        };
+        let dir = containing_workflow_dir(&loc.rel);
         for (other, other_loc) in self.docs.all() {
             if &other == uri {
                 continue;
             }
-            if let Some(ol) = other_loc
-                && ol.root == loc.root
-                && workflow_dir(&ol.rel).as_ref() == Some(&dir)
-            {
+            let Some(ol) = other_loc.filter(|ol| ol.root == loc.root) else {
+                continue;
+            };
+            let Some(odir) = workflow_dir(&ol.rel) else {
+                continue;
+            };
+            let same_folder = dir.as_ref() == Some(&odir);
+            let reads_skill = matches!(workspace::classify(&ol.rel), FileKind::Workflow(_))
+                && loc.rel.starts_with(&format!("{}/", odir.skills_dir()));
+            if same_folder || reads_skill {
                 self.recheck(&other).await;
             }
         }
@@ -1011,12 +1042,17 @@ fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
     }
 }
 
-/// Glob patterns registered for `workspace/didChangeWatchedFiles`.
+/// Glob patterns registered for `workspace/didChangeWatchedFiles`: every file an open
+/// document's diagnostics may read (workflows, cases, agent scripts, hook scripts, `from:`
+/// fixtures under `tests/`, skills).
 pub const WATCH_GLOBS: &[&str] = &[
     "**/workflows/*/workflow.yaml",
     "**/*.test.yaml",
     "**/*.test.yml",
     "**/*.agent.yaml",
+    "**/workflows/*/hooks/**",
+    "**/workflows/*/tests/**",
+    "**/skills/*/SKILL.md",
 ];
 
 impl LanguageServer for Server {
@@ -1092,25 +1128,31 @@ impl LanguageServer for Server {
     async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
         let enc = self.session().encoding;
-        if !self.docs.change(
+        match self.docs.change(
             &uri,
             &params.content_changes,
             params.text_document.version,
             enc,
         ) {
-            tracing::warn!(
-                "didChange for a document that is not open: {}",
-                uri.as_str()
-            );
-            return;
+            Some(true) => {}
+            // Dropped as stale: the text, its diagnostics and its run annotations stand.
+            Some(false) => return,
+            None => {
+                tracing::warn!(
+                    "didChange for a document that is not open: {}",
+                    uri.as_str()
+                );
+                return;
+            }
         }
         // Annotations belong to the text they ran on: an edit drops them (see `runs`).
         self.run_state().annotations.remove(uri.as_str());
         self.recheck(&uri).await;
         // No document's diagnostics read a case's text (other cases only ask whether a
         // `from:` file exists, which an edit does not change), so typing in a case
-        // rechecks that case alone; an edit to `workflow.yaml` or a fixture rechecks the
-        // open documents of its workflow.
+        // rechecks that case alone; an edit to `workflow.yaml`, a hook script or a fixture
+        // rechecks the open documents of its workflow, one to a skill every open
+        // `workflow.yaml` (see `recheck_dependents`).
         if let Some(loc) = self.docs.snapshot(&uri).and_then(|s| s.located)
             && !matches!(workspace::classify(&loc.rel), FileKind::Case(_))
         {
@@ -1560,6 +1602,20 @@ mod tests {
         let r: Result<u32> = guard("test", || panic!("boom"));
         assert_eq!(r.unwrap_err().code, ErrorCode::InternalError);
         assert_eq!(guard("test", || 7).unwrap(), 7);
+    }
+
+    #[test]
+    fn files_inside_a_workflow_folder_belong_to_it() {
+        let d = containing_workflow_dir("ws/workflows/a/hooks/x.js").unwrap();
+        assert_eq!((d.root.as_str(), d.slug.as_str()), ("ws", "a"));
+        let f = containing_workflow_dir("workflows/a/tests/fixtures/o.json").unwrap();
+        assert_eq!((f.root.as_str(), f.slug.as_str()), ("", "a"));
+        assert_eq!(
+            containing_workflow_dir("ws/workflows/a/workflow.yaml"),
+            Some(d)
+        );
+        assert_eq!(containing_workflow_dir("ws/workflows/a"), None);
+        assert_eq!(containing_workflow_dir("ws/skills/s/SKILL.md"), None);
     }
 
     #[test]
