@@ -7,6 +7,29 @@ use std::path::{Path, PathBuf};
 
 use wfx_schemas::files::{DirEntry, FileAccess, FileError};
 
+/// True when the folder symlink `link`, found in the root-relative folder `dir` of the
+/// workspace at `root`, leads back to `dir`, to one of the folders `dir` was reached
+/// through, or to the root or above it: listing it would walk in a cycle (`tests/loop -> .`
+/// repeats every case 40 times, two such links 2^40 times), so both `DiskFiles` (this
+/// one and the server's) leave it out of `list`. A link whose target cannot be resolved
+/// counts as a cycle.
+pub fn folder_link_cycles(root: &Path, dir: &str, link: &Path) -> bool {
+    let Ok(target) = std::fs::canonicalize(link) else {
+        return true;
+    };
+    let mut p = root.to_path_buf();
+    if std::fs::canonicalize(&p).is_ok_and(|r| r.starts_with(&target)) {
+        return true;
+    }
+    for seg in dir.split('/').filter(|s| !s.is_empty() && *s != ".") {
+        p.push(seg);
+        if std::fs::canonicalize(&p).is_ok_and(|c| c == target) {
+            return true;
+        }
+    }
+    false
+}
+
 /// A workspace folder on disk.
 #[derive(Clone, Debug)]
 pub struct DiskFiles {
@@ -69,7 +92,10 @@ impl FileAccess for DiskFiles {
                 let is_dir = std::fs::metadata(e.path())
                     .map(|m| m.is_dir())
                     .unwrap_or(false);
-                Some(DirEntry { name, is_dir })
+                let cycle = is_dir
+                    && e.file_type().is_ok_and(|t| t.is_symlink())
+                    && folder_link_cycles(&self.root, dir, &e.path());
+                (!cycle).then_some(DirEntry { name, is_dir })
             })
             .collect();
         out.sort();
@@ -84,6 +110,24 @@ impl FileAccess for DiskFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn folder_symlink_cycles_are_not_listed() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let tests = tmp.path().join("workflows/a/tests");
+        std::fs::create_dir_all(&tests).unwrap();
+        std::fs::write(tests.join("c.test.yaml"), "title: c\n").unwrap();
+        // Followed, this one link repeats the case at every depth the OS resolves (about
+        // 40); more such links would multiply (the server's DiskFiles test has more kinds).
+        symlink(".", tests.join("self")).unwrap();
+        let fs = DiskFiles::new(tmp.path());
+        assert_eq!(
+            wfx_schemas::files::walk(&fs, "workflows/a/tests"),
+            ["workflows/a/tests/c.test.yaml"]
+        );
+    }
 
     #[test]
     fn refuses_paths_outside_the_root() {

@@ -39,28 +39,6 @@ impl DiskFiles {
         p
     }
 
-    /// True when the folder symlink `link`, found in `dir`, leads back to `dir`, to one of
-    /// the folders `dir` was reached through, or above the root: listing it would walk
-    /// in a cycle (`tests/loop -> .` would repeat every case 40 times, two such links
-    /// 2^40 times), so [`FileAccess::list`] leaves it out. A link whose target cannot be
-    /// resolved counts as a cycle.
-    fn is_cycle(&self, dir: &str, link: &Path) -> bool {
-        let Ok(target) = std::fs::canonicalize(link) else {
-            return true;
-        };
-        let mut p = self.root.clone();
-        if std::fs::canonicalize(&p).is_ok_and(|root| root.starts_with(&target)) {
-            return true;
-        }
-        for seg in dir.split('/').filter(|s| !s.is_empty() && *s != ".") {
-            p.push(seg);
-            if std::fs::canonicalize(&p).is_ok_and(|c| c == target) {
-                return true;
-            }
-        }
-        false
-    }
-
     /// Replaces a file's contents. Errors are the OS's, as text.
     pub fn write(&self, path: &str, bytes: &[u8]) -> Result<(), String> {
         std::fs::write(self.os_path(path), bytes).map_err(|e| e.to_string())
@@ -104,7 +82,7 @@ impl FileAccess for DiskFiles {
                 .unwrap_or(false);
             if is_dir
                 && entry.file_type().is_ok_and(|t| t.is_symlink())
-                && self.is_cycle(dir, &entry.path())
+                && wfx_runner::disk::folder_link_cycles(&self.root, dir, &entry.path())
             {
                 continue;
             }
