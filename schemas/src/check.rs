@@ -388,12 +388,31 @@ fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
     jobs
 }
 
+/// One job's diagnostics. A panic in the checker (a bug) becomes one `WFX901` on the
+/// job's file instead of ending the whole run, so the other files are still reported.
 fn run_job(ctx: &Ctx<'_>, job: &Job) -> Vec<Diagnostic> {
-    match job {
+    let run = || match job {
         Job::File(f) => check_file_in(ctx, f),
         Job::Member(f) => check_file_inner(ctx, f),
         Job::MissingWorkflow(dir) => rules::workflow_cross::missing_workflow(dir),
-    }
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        let file = match job {
+            Job::File(f) | Job::Member(f) => f.clone(),
+            Job::MissingWorkflow(dir) => dir.spec_path(),
+        };
+        vec![Diagnostic::new(
+            &diagnostics::INTERNAL_ERROR,
+            file,
+            TextRange::empty(0),
+            format!("the checker failed on this file: {why}"),
+        )]
+    })
 }
 
 /// Fewest jobs worth spreading over threads.
@@ -402,7 +421,8 @@ const PARALLEL_MIN_JOBS: usize = 64;
 /// Runs `jobs` sharing `cache`: on up to 8 threads (one per available core) when there
 /// are at least [`PARALLEL_MIN_JOBS`], else on the calling thread. Each thread takes the
 /// next job from a shared counter; the result is unordered (callers sort). A panic in a
-/// job is resumed on the calling thread, as if the jobs had run there. `uncapped` turns off
+/// job is caught by [`run_job`] (one `WFX901`); should a worker thread still die, its
+/// panic is resumed on the calling thread. `uncapped` turns off
 /// the per-file cap (see [`check_paths_uncapped`]).
 fn run_jobs(
     fs: &dyn FileAccess,

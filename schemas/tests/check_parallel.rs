@@ -75,3 +75,46 @@ fn a_parallel_run_reports_what_each_file_reports_alone() {
     assert_eq!(files, 150);
     assert_eq!(render(&got), want);
 }
+
+/// Files whose read panics (a stand-in for a checker bug on one file).
+struct Panicky(MemFiles);
+
+impl wfx_schemas::files::FileAccess for Panicky {
+    fn read(&self, path: &str) -> Result<Vec<u8>, wfx_schemas::files::FileError> {
+        assert!(!path.ends_with("c007.test.yaml"), "injected failure");
+        self.0.read(path)
+    }
+    fn list(
+        &self,
+        dir: &str,
+    ) -> Result<Vec<wfx_schemas::files::DirEntry>, wfx_schemas::files::FileError> {
+        self.0.list(dir)
+    }
+    fn is_file(&self, path: &str) -> bool {
+        self.0.is_file(path)
+    }
+}
+
+#[test]
+fn a_panic_on_one_file_is_a_wfx901_there_and_the_others_are_still_checked() {
+    // Both the parallel run (150 cases) and the single-threaded one (10 cases).
+    for cases in [150, 10] {
+        let (fs, paths) = workspace(cases);
+        let (got, files) = check_paths(&Panicky(fs.clone()), &[String::new()]).unwrap();
+        assert_eq!(files, cases + 1);
+        let internal: Vec<_> = got.iter().filter(|d| d.code.code == "WFX901").collect();
+        assert_eq!(internal.len(), 1, "{cases}: {:#?}", render(&got));
+        assert_eq!(internal[0].file, "workflows/w/tests/c007.test.yaml");
+        assert!(internal[0].message.contains("injected failure"));
+        // Everything else is what the healthy run reports.
+        let healthy: Vec<String> = render(&one_by_one(&fs, &paths))
+            .into_iter()
+            .filter(|l| !l.starts_with("workflows/w/tests/c007.test.yaml"))
+            .collect();
+        let rest: Vec<String> = render(&got)
+            .into_iter()
+            .filter(|l| !l.starts_with("workflows/w/tests/c007.test.yaml"))
+            .collect();
+        assert_eq!(rest, healthy);
+    }
+}

@@ -178,6 +178,14 @@ impl Documents {
         self.map.get(uri).map(|d| d.snapshot())
     }
 
+    /// True when `snap` is still the document's current text: same version and the same
+    /// text allocation (a close and reopen at an equal version number is a different text).
+    pub fn is_current(&self, uri: &lsp::Uri, snap: &Snapshot) -> bool {
+        self.map
+            .get(uri)
+            .is_some_and(|d| d.version == snap.version && Arc::ptr_eq(&d.text, &snap.text))
+    }
+
     /// The current version of a document.
     pub fn version(&self, uri: &lsp::Uri) -> Option<i32> {
         self.map.get(uri).map(|d| d.version)
@@ -233,6 +241,32 @@ mod tests {
             range_length: None,
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn a_snapshot_is_current_only_for_its_own_text() {
+        let docs = Documents::new();
+        let uri = lsp::Uri::from_file_path("/ws/a.test.yaml").unwrap();
+        docs.open(uri.clone(), "title: a\n", 3, None);
+        let snap = docs.snapshot(&uri).unwrap();
+        assert!(docs.is_current(&uri, &snap));
+        // Closed and reopened at the same version number with other text: not current.
+        docs.close(&uri);
+        docs.open(uri.clone(), "title: b\n", 3, None);
+        assert!(!docs.is_current(&uri, &snap));
+        // A newer version: not current either; a stale change leaves the snapshot current.
+        let snap = docs.snapshot(&uri).unwrap();
+        assert_eq!(
+            docs.change(&uri, &[change(0, 7, 0, 8, "c")], 2, PositionEncoding::Utf16),
+            Some(false)
+        );
+        assert!(docs.is_current(&uri, &snap));
+        assert_eq!(
+            docs.change(&uri, &[change(0, 7, 0, 8, "c")], 4, PositionEncoding::Utf16),
+            Some(true)
+        );
+        assert!(!docs.is_current(&uri, &snap));
+        assert!(!docs.is_current(&lsp::Uri::from_file_path("/ws/other.yaml").unwrap(), &snap));
     }
 
     #[test]

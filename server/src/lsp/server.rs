@@ -456,6 +456,7 @@ impl Server {
         let fs = self.overlay(&loc.root);
         let s = self.session();
         let version = snap.version;
+        let checked = snap.clone();
         let diags =
             tokio::task::spawn_blocking(move || document_diagnostics(&fs, &loc, &snap, &s)).await;
         let diags = match diags {
@@ -469,7 +470,7 @@ impl Server {
             }
         };
         let _guard = self.publish.lock().await;
-        if self.docs.version(uri) != Some(version) {
+        if !self.docs.is_current(uri, &checked) {
             tracing::debug!(
                 "dropping diagnostics of superseded version {version} of {}",
                 uri.as_str()
