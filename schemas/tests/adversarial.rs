@@ -21,7 +21,7 @@ use wfx_schemas::check::{check_file, check_paths, check_text, check_workspace};
 use wfx_schemas::diagnostics::{Diagnostic, code_by_name};
 use wfx_schemas::files::{FileAccess, MemFiles};
 use wfx_schemas::graph::Graph;
-use wfx_schemas::model::case::Case;
+use wfx_schemas::model::case::{ACTIONS, ASSERTIONS, Case, TOP_LEVEL_KEYS};
 use wfx_schemas::model::workflow::Workflow;
 use wfx_schemas::text::{LineIndex, PositionEncoding, TextRange, decode};
 use wfx_schemas::yaml::{self, Node, Value};
@@ -471,43 +471,19 @@ const WRONG_VALUES: &[&str] = &[
     "\"\"", "'😀'", "/[/",
 ];
 
-const CASE_KEYS: &[&str] = &[
-    "title",
-    "description",
-    "skip",
-    "trigger",
-    "variables",
-    "workspace",
-    "mocks",
-    "steps",
-];
-
-const STEP_KEYS: &[&str] = &[
-    "send",
-    "decide",
-    "deliver",
-    "succeeded",
-    "usedNoTools",
-    "noTraversal",
-    "parked",
-    "raised",
-    "reachedState",
-    "triggerArrival",
-    "reply",
-    "calledTool",
-    "notCalledTool",
-    "blockedTool",
-    "ranWorkflow",
-    "trail",
-    "variables",
-    "grade",
-    "sned",
-    "",
-];
+/// Every step key the model knows (FORMAT §B.2), plus a near miss and the empty key.
+fn step_keys() -> Vec<&'static str> {
+    ACTIONS
+        .iter()
+        .chain(ASSERTIONS)
+        .copied()
+        .chain(["sned", ""])
+        .collect()
+}
 
 #[test]
 fn every_case_key_with_every_wrong_type() {
-    for key in CASE_KEYS {
+    for key in TOP_LEVEL_KEYS {
         for v in WRONG_VALUES {
             hammer_quick(&format!("title: t\nsteps:\n  - send: hi\n{key}: {v}\n"));
         }
@@ -516,7 +492,7 @@ fn every_case_key_with_every_wrong_type() {
 
 #[test]
 fn every_step_key_with_every_wrong_type() {
-    for key in STEP_KEYS {
+    for key in step_keys() {
         for v in WRONG_VALUES {
             hammer_quick(&format!("title: t\nsteps:\n  - {key}: {v}\n"));
         }

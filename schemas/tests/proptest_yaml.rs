@@ -15,7 +15,7 @@ use wfx_schemas::check::{check_file, check_text};
 use wfx_schemas::diagnostics::{Diagnostic, code_by_name};
 use wfx_schemas::files::MemFiles;
 use wfx_schemas::graph::Graph;
-use wfx_schemas::model::case::Case;
+use wfx_schemas::model::case::{ACTIONS, ASSERTIONS, Case};
 use wfx_schemas::model::workflow::Workflow;
 use wfx_schemas::text::TextRange;
 use wfx_schemas::yaml::{self, Node, Value};
@@ -263,29 +263,15 @@ fn case_doc() -> impl Strategy<Value = String> {
         "{ count: 1 }",
         "{ workflow: nope }",
     ]);
-    let key = prop::sample::select(vec![
-        "send",
-        "decide",
-        "deliver",
-        "succeeded",
-        "usedNoTools",
-        "noTraversal",
-        "parked",
-        "raised",
-        "reachedState",
-        "triggerArrival",
-        "reply",
-        "calledTool",
-        "notCalledTool",
-        "blockedTool",
-        "ranWorkflow",
-        "trail",
-        "variables",
-        "grade",
-        "sned",
-        "Send",
-        "😀",
-    ]);
+    // Every step key the model knows (FORMAT §B.2), plus near misses.
+    let key = prop::sample::select(
+        ACTIONS
+            .iter()
+            .chain(ASSERTIONS)
+            .copied()
+            .chain(["sned", "Send", "😀"])
+            .collect::<Vec<&'static str>>(),
+    );
     let step = (key, leaf.clone()).prop_map(|(k, v)| format!("  - {k}: {v}\n"));
     let top = prop::sample::select(vec![
         "title",
