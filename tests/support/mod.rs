@@ -204,3 +204,71 @@ pub fn hostile() -> Vec<(&'static str, Vec<u8>, &'static str)> {
         ),
     ]
 }
+
+/// A valid ~6-line case body after `title:`.
+const TAIL: &str = "description: An adversarial case.\nsteps:\n  - send: hi\n";
+
+/// The adversarial inputs of issue 8, except the 50 MB file (tests/robustness_check.rs
+/// through `check`, tests/robustness_lsp.rs opened in the editor): (stem, bytes, codes that must all be
+/// reported; empty = the file is valid and must be clean).
+pub fn adversarial() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
+    // Billion laughs: 10 levels of 9 aliases each (9^10 nodes if expanded).
+    let mut bomb = String::from(
+        "title: Bomb\ndescription: x\nvariables:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    );
+    let mut prev = 'a';
+    for n in 'b'..='k' {
+        bomb.push_str(&format!(
+            "  {n}: &{n} [{}]\n",
+            vec![format!("*{prev}"); 9].join(", ")
+        ));
+        prev = n;
+    }
+    bomb.push_str("steps:\n  - send: hi\n");
+    let deep_seq = format!(
+        "title: Deep\n{TAIL}variables:\n  v: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let mut deep_map = format!("title: Deep map\n{TAIL}variables:\n  v: ");
+    deep_map.push_str(&"{a: ".repeat(100_000));
+    deep_map.push('1');
+    deep_map.push_str(&"}".repeat(100_000));
+    deep_map.push('\n');
+    let long_line = format!("title: \"{}\"\n{TAIL}", "L".repeat(1024 * 1024));
+    let mut many_keys = format!("title: Many keys\n{TAIL}variables:\n");
+    for i in 0..100_000 {
+        many_keys.push_str(&format!("  k{i}: {i}\n"));
+    }
+    let mut many_top = String::from("title: Many top-level keys\n");
+    for i in 0..100_000 {
+        many_top.push_str(&format!("key{i}: {i}\n"));
+    }
+    many_top.push_str(TAIL);
+    let crlf = "title: Mixed line ends\r\ndescription: CRLF and LF\nsteps:\r\n  - send: hi\n  - sned: typo\r\n";
+    let bom_mid = format!("title: BOM\n\u{feff}{TAIL}");
+    vec![
+        ("alias-bomb", bomb.into_bytes(), vec!["WFX004"]),
+        ("deep-seq", deep_seq.into_bytes(), vec!["WFX00"]),
+        ("deep-map", deep_map.into_bytes(), vec!["WFX00"]),
+        (
+            "invalid-utf8",
+            b"title: Bad \xff\xfe\xc3\x28 bytes\ndescription: x\nsteps: []\n".to_vec(),
+            vec!["WFX006"],
+        ),
+        (
+            "nul",
+            b"title: \"a \x00 b\"\ndescription: x\x00y\nsteps:\n  - send: hi\n".to_vec(),
+            vec!["WFX001"],
+        ),
+        ("long-line", long_line.into_bytes(), vec!["WFX1"]),
+        ("many-keys", many_keys.into_bytes(), vec![]),
+        (
+            "many-top-keys",
+            many_top.into_bytes(),
+            vec!["WFX1", "WFX009"],
+        ),
+        ("mixed-crlf", crlf.as_bytes().to_vec(), vec!["WFX120"]),
+        ("bom-middle", bom_mid.into_bytes(), vec!["WFX001"]),
+    ]
+}
