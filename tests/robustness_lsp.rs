@@ -42,6 +42,16 @@ impl Server {
     }
 }
 
+/// A server on `root` with the example case `refund-approved` open and its first
+/// diagnostics received; returns the server and the case URI.
+fn started_on_example(root: &Path) -> (Server, String) {
+    let (mut s, _) = Server::start(root);
+    let u = uri(&root.join(TESTS).join("refund-approved.test.yaml"));
+    s.open(&u, &small_case());
+    s.diagnostics(&u, 1);
+    (s, u)
+}
+
 fn small_case() -> String {
     std::fs::read_to_string(repo().join(
         "tests/corpus/customer-support/workflows/order-lookup/tests/refund-approved.test.yaml",
@@ -94,11 +104,7 @@ fn adversarial_documents_get_diagnostics_in_the_editor() {
 #[test]
 fn requests_for_unknown_documents_and_out_of_range_positions_get_answers() {
     let ws = corpus_copy();
-    let (mut s, _) = Server::start(ws.path());
-    let case = ws.path().join(TESTS).join("refund-approved.test.yaml");
-    let u = uri(&case);
-    s.open(&u, &small_case());
-    s.diagnostics(&u, 1);
+    let (mut s, u) = started_on_example(ws.path());
     let unknown = uri(&ws.path().join(TESTS).join("never-opened.test.yaml"));
     let elsewhere = "file:///nonexistent/dir/x.test.yaml";
     let methods = [
@@ -201,11 +207,7 @@ fn stale_and_out_of_range_changes_do_not_break_the_document() {
 #[test]
 fn a_cancelled_request_is_answered_and_the_server_keeps_serving() {
     let ws = corpus_copy();
-    let (mut s, _) = Server::start(ws.path());
-    let case = ws.path().join(TESTS).join("refund-approved.test.yaml");
-    let u = uri(&case);
-    s.open(&u, &small_case());
-    s.diagnostics(&u, 1);
+    let (mut s, u) = started_on_example(ws.path());
     let mut ids = Vec::new();
     for _ in 0..20 {
         let id = s.request(
@@ -272,11 +274,7 @@ fn descendants(pid: u32) -> Vec<u32> {
 #[test]
 fn the_client_dying_ends_the_server_without_leftovers() {
     let ws = corpus_copy();
-    let (mut s, _) = Server::start(ws.path());
-    let case = ws.path().join(TESTS).join("refund-approved.test.yaml");
-    let u = uri(&case);
-    s.open(&u, &small_case());
-    s.diagnostics(&u, 1);
+    let (mut s, u) = started_on_example(ws.path());
     // Work in flight when the client dies: edits and requests not yet answered.
     for v in 2..50 {
         s.notify(
