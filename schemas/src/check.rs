@@ -5,6 +5,10 @@
 //! rules see them). Both run the same pipeline per file: decode → YAML span tree → document
 //! rules (FORMAT §A or §B) → cross-file rules (FORMAT §B.10, §D). A syntax error stops the
 //! pipeline for that file, as the reference's loader does (FORMAT §A.0, §B.0).
+//!
+//! Results are complete: the per-file bound (`diagnostics::cap_per_file`, at most 1,000
+//! plus one `WFX009`) belongs to what is shown, so the `check` report and the server's
+//! publish apply it, while `check --fix` sees every fix.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -108,8 +112,6 @@ struct Ctx<'a> {
     fs: &'a dyn FileAccess,
     cache: &'a WorkflowCache,
     slugs: std::cell::RefCell<BTreeMap<String, Vec<String>>>,
-    /// Whether each file's diagnostics are capped (`cap_per_file`); off for `--fix`.
-    cap: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -118,13 +120,7 @@ impl<'a> Ctx<'a> {
             fs,
             cache,
             slugs: std::cell::RefCell::new(BTreeMap::new()),
-            cap: true,
         }
-    }
-
-    fn uncapped(mut self, uncapped: bool) -> Self {
-        self.cap = !uncapped;
-        self
     }
 
     fn workflow_slugs(&self, root: &str) -> Vec<String> {
@@ -233,19 +229,6 @@ pub fn check_parsed(
     check_parsed_in(&Ctx::new(fs, cache), path, text, parsed)
 }
 
-/// [`check_parsed`] without the per-file cap, for a caller that adds diagnostics of its
-/// own to the file and then applies `diagnostics::cap_per_file` itself (the server puts
-/// hook script problems on `workflow.yaml`).
-pub fn check_parsed_uncapped(
-    fs: &dyn FileAccess,
-    cache: &WorkflowCache,
-    path: &str,
-    text: &str,
-    parsed: &Parsed,
-) -> Vec<Diagnostic> {
-    check_parsed_in(&Ctx::new(fs, cache).uncapped(true), path, text, parsed)
-}
-
 fn check_parsed_in(ctx: &Ctx<'_>, path: &str, text: &str, parsed: &Parsed) -> Vec<Diagnostic> {
     let mut out = check_kind(ctx, path, text, Some(parsed), &workspace::classify(path));
     out.retain(|d| d.file == path);
@@ -336,9 +319,6 @@ fn check_kind(
             }
         }
     }
-    if ctx.cap {
-        diagnostics::cap_per_file(&mut out);
-    }
     out
 }
 
@@ -350,7 +330,7 @@ pub fn check_workflow_dir(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnos
 }
 
 fn check_workflow_dir_in(ctx: &Ctx<'_>, dir: &WorkflowDir) -> Vec<Diagnostic> {
-    let mut out = run_jobs(ctx.fs, ctx.cache, &workflow_dir_jobs(ctx.fs, dir), !ctx.cap);
+    let mut out = run_jobs(ctx.fs, ctx.cache, &workflow_dir_jobs(ctx.fs, dir));
     sort_diagnostics(&mut out);
     out
 }
@@ -422,19 +402,13 @@ const PARALLEL_MIN_JOBS: usize = 64;
 /// are at least [`PARALLEL_MIN_JOBS`], else on the calling thread. Each thread takes the
 /// next job from a shared counter; the result is unordered (callers sort). A panic in a
 /// job is caught by [`run_job`] (one `WFX901`); should a worker thread still die, its
-/// panic is resumed on the calling thread. `uncapped` turns off
-/// the per-file cap (see [`check_paths_uncapped`]).
-fn run_jobs(
-    fs: &dyn FileAccess,
-    cache: &WorkflowCache,
-    jobs: &[Job],
-    uncapped: bool,
-) -> Vec<Diagnostic> {
+/// panic is resumed on the calling thread.
+fn run_jobs(fs: &dyn FileAccess, cache: &WorkflowCache, jobs: &[Job]) -> Vec<Diagnostic> {
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(8);
     if threads <= 1 || jobs.len() < PARALLEL_MIN_JOBS {
-        let ctx = Ctx::new(fs, cache).uncapped(uncapped);
+        let ctx = Ctx::new(fs, cache);
         return jobs.iter().flat_map(|j| run_job(&ctx, j)).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -442,7 +416,7 @@ fn run_jobs(
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
-                    let ctx = Ctx::new(fs, cache).uncapped(uncapped);
+                    let ctx = Ctx::new(fs, cache);
                     let mut out = Vec::new();
                     while let Some(job) =
                         jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
@@ -466,7 +440,7 @@ pub fn check_workspace(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
         .iter()
         .flat_map(|wf| workflow_dir_jobs(fs, wf))
         .collect();
-    let mut out = run_jobs(fs, &WorkflowCache::new(), &jobs, false);
+    let mut out = run_jobs(fs, &WorkflowCache::new(), &jobs);
     sort_diagnostics(&mut out);
     out
 }
@@ -511,24 +485,6 @@ pub fn check_paths(
     fs: &dyn FileAccess,
     paths: &[String],
 ) -> Result<(Vec<Diagnostic>, usize), String> {
-    check_paths_in(fs, paths, false)
-}
-
-/// [`check_paths`] without the per-file cap (`cap_per_file`): every diagnostic, for
-/// `check --fix`, which applies every certain fix in one run (not only those of the first
-/// 1,000 problems of a file).
-pub fn check_paths_uncapped(
-    fs: &dyn FileAccess,
-    paths: &[String],
-) -> Result<(Vec<Diagnostic>, usize), String> {
-    check_paths_in(fs, paths, true)
-}
-
-fn check_paths_in(
-    fs: &dyn FileAccess,
-    paths: &[String],
-    uncapped: bool,
-) -> Result<(Vec<Diagnostic>, usize), String> {
     let cache = WorkflowCache::new();
     let mut jobs = Vec::new();
     let mut files = std::collections::BTreeSet::new();
@@ -567,7 +523,7 @@ fn check_paths_in(
             }
         }
     }
-    let mut out = run_jobs(fs, &cache, &jobs, uncapped);
+    let mut out = run_jobs(fs, &cache, &jobs);
     sort_diagnostics(&mut out);
     Ok((out, files.len()))
 }

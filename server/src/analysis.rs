@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 
 use wfx_runner::sandbox::{check_hook_scripts, check_skill_scripts};
 use wfx_schemas::check::{Target, resolve_target};
-use wfx_schemas::diagnostics::{Diagnostic, cap_per_file, sort_diagnostics};
+use wfx_schemas::diagnostics::{Diagnostic, sort_diagnostics};
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::workspace::{self, FileKind, WorkflowDir};
 
@@ -38,8 +38,8 @@ fn hook_dir(path: &str) -> Option<WorkflowDir> {
 }
 
 /// Script diagnostics (WFX502, WFX503) for `check`'s path arguments (workspace-relative),
-/// deduplicated, sorted and capped per file (`cap_per_file`: at most 1,000 plus one
-/// WFX009). Unknown paths contribute nothing (`check_paths` reports them).
+/// deduplicated and sorted (uncapped, like `check_paths`: the caller bounds what it
+/// shows). Unknown paths contribute nothing (`check_paths` reports them).
 pub fn script_diagnostics(fs: &dyn FileAccess, paths: &[String]) -> Vec<Diagnostic> {
     let mut dirs: BTreeSet<(String, String)> = BTreeSet::new();
     let mut roots: BTreeSet<String> = BTreeSet::new();
@@ -89,8 +89,6 @@ pub fn script_diagnostics(fs: &dyn FileAccess, paths: &[String]) -> Vec<Diagnost
     }
     sort_diagnostics(&mut out);
     out.dedup_by(|a, b| a.file == b.file && a.range == b.range && a.code == b.code);
-    // Bounded per file like the YAML checks: a skill script may import a thousand modules.
-    cap_per_file(&mut out);
     out
 }
 

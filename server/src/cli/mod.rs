@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::Path;
 
 use wfx_schemas::check::check_paths;
-use wfx_schemas::diagnostics::{Diagnostic, Related, TextEdit, sort_diagnostics};
+use wfx_schemas::diagnostics::{Diagnostic, Related, TextEdit, cap_per_file};
 use wfx_schemas::files::FileAccess;
 
 use crate::disk::DiskFiles;
@@ -204,7 +204,9 @@ fn run_groups(groups: &[Group]) -> Result<Report, String> {
             d
         }));
     }
-    sort_diagnostics(&mut report.diagnostics);
+    // What is shown is bounded per file (at most 1,000 plus one WFX009); `--fix` works on
+    // the complete list (`apply_fixes`).
+    cap_per_file(&mut report.diagnostics);
     Ok(report)
 }
 
@@ -252,7 +254,7 @@ pub fn fix_edits(diags: &[Diagnostic]) -> BTreeMap<String, Vec<TextEdit>> {
 /// edits applied; `Err` names a file that could not be written. Every diagnostic counts,
 /// not only the first 1,000 of a file that the report shows.
 fn apply_fixes(g: &Group) -> Result<usize, String> {
-    let (diags, _) = wfx_schemas::check::check_paths_uncapped(&g.fs, &g.paths)?;
+    let (diags, _) = check_paths(&g.fs, &g.paths)?;
     let mut applied = 0;
     for (file, edits) in fix_edits(&diags) {
         let Ok(bytes) = g.fs.read(&file) else {

@@ -324,13 +324,7 @@ pub fn document_diagnostics(
                 wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
             }
             // Capped below, once the hook script problems have joined.
-            _ => wfx_schemas::check::check_parsed_uncapped(
-                fs,
-                cache,
-                &loc.rel,
-                &snap.text,
-                snap.parsed(),
-            ),
+            _ => wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed()),
         }
     }))
     .unwrap_or_else(|p| {
