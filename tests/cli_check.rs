@@ -186,6 +186,55 @@ fn missing_path_is_a_usage_error() {
     assert_eq!(code, 2);
 }
 
+/// Issue 13, no fail-open path: a file outside the layout (even one that is not YAML) is
+/// never counted as checked; alone it is a usage error, beside checked files a warning.
+#[test]
+fn a_path_outside_the_layout_is_never_reported_as_checked() {
+    let ws = fixture();
+    let stray = ws.path().join("some/dir/tests");
+    std::fs::create_dir_all(&stray).unwrap();
+    std::fs::write(stray.join("broken.test.yaml"), "\u{0}\u{1} not: [yaml").unwrap();
+    std::fs::write(stray.join("notes.txt"), "hello").unwrap();
+    std::fs::create_dir_all(ws.path().join("empty")).unwrap();
+    for args in [
+        &["check", "some/dir/tests/broken.test.yaml"][..],
+        &["check", "some/dir/tests/notes.txt"],
+        &[
+            "check",
+            "--format",
+            "json",
+            "some/dir/tests/broken.test.yaml",
+        ],
+        &["check", "empty"],
+    ] {
+        let (code, stdout, stderr) = run(ws.path(), args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(!stdout.contains("no problems"), "{args:?}: {stdout}");
+        assert!(stderr.contains("not checked: "), "{args:?}: {stderr}");
+        assert!(stderr.contains("workflows/<slug>"), "{args:?}: {stderr}");
+    }
+    let (_, _, stderr) = run(ws.path(), &["check", "some/dir/tests/broken.test.yaml"]);
+    assert!(
+        stderr.contains("a case file outside the `workflows/<slug>/tests/` layout"),
+        "{stderr}"
+    );
+    // Beside a checked file: the stray one is named and not counted.
+    let (code, stdout, stderr) = run(
+        ws.path(),
+        &[
+            "check",
+            "some/dir/tests/broken.test.yaml",
+            "workflows/order-lookup/tests/ok.test.yaml",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("no problems in 1 file"), "{stdout}");
+    assert!(
+        stderr.contains("warning: not checked: some/dir/tests/broken.test.yaml"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn fix_applies_the_edits_and_rechecks() {
     let ws = fixture();

@@ -479,23 +479,74 @@ pub fn resolve_target(fs: &dyn FileAccess, path: &str) -> Option<Target> {
     Some(Target::Folder(path.to_owned()))
 }
 
-/// Diagnostics of `check` targets; `Err` names a path that does not exist. Files counted
-/// are returned with the diagnostics.
-pub fn check_paths(
-    fs: &dyn FileAccess,
-    paths: &[String],
-) -> Result<(Vec<Diagnostic>, usize), String> {
+/// A path given to [`check_paths`] that is not checked, and why (issue 13: no fail-open
+/// path). `path` is workspace-relative; `reason` is one sentence saying what the path is and
+/// which layout `check` expects (FORMAT §A.0, §C.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unchecked {
+    /// The path as given (workspace-relative).
+    pub path: String,
+    /// What it is and what was expected.
+    pub reason: String,
+}
+
+/// The outcome of [`check_paths`].
+#[derive(Clone, Debug, Default)]
+pub struct PathsCheck {
+    /// Every diagnostic, uncapped, sorted by (file, start, code).
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many files were checked (each counted once). A path in [`Self::unchecked`] is
+    /// never counted.
+    pub files: usize,
+    /// Paths that named no file `check` knows how to check.
+    pub unchecked: Vec<Unchecked>,
+}
+
+/// The layout `check` expects, for the messages of [`Unchecked`].
+const EXPECTED_LAYOUT: &str = "expected `workflows/<slug>/workflow.yaml`, \
+`workflows/<slug>/WORKFLOW.md`, or a case (`*.test.yaml`) or agent script (`*.agent.yaml`) \
+below `workflows/<slug>/tests/`";
+
+/// Why a file that [`workspace::classify`] calls `Other` is not checked.
+fn unchecked_file_reason(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let what = if workspace::is_case_name(name) {
+        "a case file outside the `workflows/<slug>/tests/` layout, which archmax never runs"
+    } else if name.ends_with(".agent.yaml") {
+        "an agent script outside the `workflows/<slug>/tests/` layout"
+    } else if name == "workflow.yaml" {
+        "a `workflow.yaml` that is not at `workflows/<slug>/workflow.yaml`"
+    } else {
+        "not a workflow file, case, agent script or `WORKFLOW.md`"
+    };
+    format!("{what}; {EXPECTED_LAYOUT}")
+}
+
+/// Diagnostics of `check` targets (workspace roots, workflow folders, other folders, files);
+/// `Err` names a path that does not exist. A file that is none of the kinds `check` knows,
+/// and a folder with none of them below it, are returned in [`PathsCheck::unchecked`] and
+/// not counted, so no caller can report "no problems" for them.
+pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<PathsCheck, String> {
     let cache = WorkflowCache::new();
     let mut jobs = Vec::new();
     let mut files = std::collections::BTreeSet::new();
+    let mut unchecked = Vec::new();
     for p in paths {
         let target = resolve_target(fs, p).ok_or_else(|| format!("no such file or folder: {p}"))?;
+        let jobs_before = jobs.len();
         let dirs: Vec<WorkflowDir> = match &target {
             Target::Workspace(root) => workspace::discover_workflows(fs, root),
             Target::Workflow(d) => vec![d.clone()],
             Target::File(f) => {
-                files.insert(f.clone());
-                jobs.push(Job::File(f.clone()));
+                if workspace::classify(f) == FileKind::Other {
+                    unchecked.push(Unchecked {
+                        path: f.clone(),
+                        reason: unchecked_file_reason(f),
+                    });
+                } else {
+                    files.insert(f.clone());
+                    jobs.push(Job::File(f.clone()));
+                }
                 Vec::new()
             }
             Target::Folder(dir) => {
@@ -522,8 +573,22 @@ pub fn check_paths(
                 jobs.push(job);
             }
         }
+        if jobs.len() == jobs_before && !matches!(target, Target::File(_)) {
+            unchecked.push(Unchecked {
+                path: if p.is_empty() {
+                    ".".to_owned()
+                } else {
+                    p.clone()
+                },
+                reason: format!("a folder with no workflow files below it; {EXPECTED_LAYOUT}"),
+            });
+        }
     }
-    let mut out = run_jobs(fs, &cache, &jobs);
-    sort_diagnostics(&mut out);
-    Ok((out, files.len()))
+    let mut diagnostics = run_jobs(fs, &cache, &jobs);
+    sort_diagnostics(&mut diagnostics);
+    Ok(PathsCheck {
+        diagnostics,
+        files: files.len(),
+        unchecked,
+    })
 }

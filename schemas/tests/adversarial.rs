@@ -220,7 +220,9 @@ fn hammer_with(text: &str, workspace: bool) -> Vec<Diagnostic> {
                 check_workspace(&fs, ""),
                 "check_workspace is not deterministic"
             );
-            let (paths, _) = check_paths(&fs, &[String::from("workflows/order-lookup")]).unwrap();
+            let paths = check_paths(&fs, &[String::from("workflows/order-lookup")])
+                .unwrap()
+                .diagnostics;
             assert_diagnostics(&fs, None, &paths);
         }
         if path == CASE {
@@ -457,9 +459,9 @@ fn check_file_on_missing_and_other_files() {
     assert_eq!(codes(&d), ["WFX902"], "{d:?}");
     assert!(check_file(&fs, "AGENTS.md").is_empty());
     assert!(check_paths(&fs, &["no/such/path".into()]).is_err());
-    let (d, n) = check_paths(&fs, &[String::new()]).unwrap();
-    assert_diagnostics(&fs, None, &d);
-    assert!(n > 5, "{n}");
+    let run = check_paths(&fs, &[String::new()]).unwrap();
+    assert_diagnostics(&fs, None, &run.diagnostics);
+    assert!(run.files > 5, "{}", run.files);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1265,13 +1267,18 @@ fn odd_check_targets_and_paths() {
         "workflows/😀",
         "workflows/😀/tests/注文.test.yml",
     ] {
-        let (d, n) =
+        let run =
             check_paths(&fs, &[target.to_owned()]).unwrap_or_else(|e| panic!("{target:?}: {e}"));
+        let (d, n) = (run.diagnostics, run.files);
         assert_diagnostics(&fs, None, &d);
         assert!(n > 0 || d.is_empty(), "{target:?}");
+        assert!(
+            n > 0 || !run.unchecked.is_empty(),
+            "{target:?} checked nothing silently"
+        );
         assert_eq!(
             d,
-            check_paths(&fs, &[target.to_owned()]).unwrap().0,
+            check_paths(&fs, &[target.to_owned()]).unwrap().diagnostics,
             "{target:?}"
         );
     }

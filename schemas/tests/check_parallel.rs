@@ -66,12 +66,14 @@ fn a_parallel_run_reports_what_each_file_reports_alone() {
     let want = render(&one_by_one(&fs, &paths));
     // 100 broken cases: a typo'd step (WFX120) or an unknown state.
     assert_eq!(want.len(), 100, "{want:#?}");
-    let (got, files) = check_paths(&fs, &[String::new()]).unwrap();
+    let run = check_paths(&fs, &[String::new()]).unwrap();
+    let (got, files) = (run.diagnostics, run.files);
     assert_eq!(files, 151);
     assert_eq!(render(&got), want);
     assert_eq!(render(&check_workspace(&fs, "")), want);
     // A folder target (cases checked as single files) agrees too.
-    let (got, files) = check_paths(&fs, &["workflows/w/tests".to_owned()]).unwrap();
+    let run = check_paths(&fs, &["workflows/w/tests".to_owned()]).unwrap();
+    let (got, files) = (run.diagnostics, run.files);
     assert_eq!(files, 150);
     assert_eq!(render(&got), want);
 }
@@ -100,7 +102,8 @@ fn a_panic_on_one_file_is_a_wfx901_there_and_the_others_are_still_checked() {
     // Both the parallel run (150 cases) and the single-threaded one (10 cases).
     for cases in [150, 10] {
         let (fs, paths) = workspace(cases);
-        let (got, files) = check_paths(&Panicky(fs.clone()), &[String::new()]).unwrap();
+        let run = check_paths(&Panicky(fs.clone()), &[String::new()]).unwrap();
+        let (got, files) = (run.diagnostics, run.files);
         assert_eq!(files, cases + 1);
         let internal: Vec<_> = got.iter().filter(|d| d.code.code == "WFX901").collect();
         assert_eq!(internal.len(), 1, "{cases}: {:#?}", render(&got));

@@ -177,7 +177,13 @@ fn load_text(fs: &dyn FileAccess, path: &str) -> Option<String> {
 fn run_groups(groups: &[Group]) -> Result<Report, String> {
     let mut report = Report::default();
     for g in groups {
-        let (mut diags, files) = check_paths(&g.fs, &g.paths)?;
+        let run = check_paths(&g.fs, &g.paths)?;
+        let (mut diags, files) = (run.diagnostics, run.files);
+        report.unchecked.extend(
+            run.unchecked
+                .into_iter()
+                .map(|u| (display(&g.prefix, &u.path), u.reason)),
+        );
         // The script checks (WFX502/WFX503), the same function the server calls.
         diags.extend(crate::analysis::script_diagnostics(&g.fs, &g.paths));
         report.files += files;
@@ -254,7 +260,7 @@ pub fn fix_edits(diags: &[Diagnostic]) -> BTreeMap<String, Vec<TextEdit>> {
 /// edits applied; `Err` names a file that could not be written. Every diagnostic counts,
 /// not only the first 1,000 of a file that the report shows.
 fn apply_fixes(g: &Group) -> Result<usize, String> {
-    let (diags, _) = check_paths(&g.fs, &g.paths)?;
+    let diags = check_paths(&g.fs, &g.paths)?.diagnostics;
     let mut applied = 0;
     for (file, edits) in fix_edits(&diags) {
         let Ok(bytes) = g.fs.read(&file) else {
@@ -319,6 +325,16 @@ pub fn run_check(
             return EXIT_USAGE;
         }
     };
+    // No fail-open path (issue 13): a path that named nothing checkable is said, never
+    // counted, and with nothing else checked the run is a usage error.
+    let level = if report.files == 0 {
+        "error"
+    } else {
+        "warning"
+    };
+    for (path, reason) in &report.unchecked {
+        let _ = writeln!(stderr, "{level}: not checked: {path}: {reason}");
+    }
     if report.files == 0 {
         let _ = writeln!(
             stderr,

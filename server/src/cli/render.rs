@@ -41,6 +41,9 @@ pub struct Report {
     pub texts: BTreeMap<String, String>,
     /// Number of files checked.
     pub files: usize,
+    /// Paths given on the command line that were not checked: (display path, reason).
+    /// Never counted in [`Self::files`].
+    pub unchecked: Vec<(String, String)>,
 }
 
 /// A file's text and its line index, for position conversion.
