@@ -156,6 +156,41 @@ fn one_case(opts: &RunOptions<'_>, env: &CaseEnv<'_>, path: &str) -> CaseRun {
     run_case(env, path, agent.as_mut(), host.as_mut(), judge_ref)
 }
 
+/// `Err` with the reference's `WorkflowLoadError` shape when `dir`'s `workflow.yaml` has an
+/// error-severity diagnostic (FORMAT §C.2 step 6; issue 13: `test` never runs the cases of a
+/// workflow that `check` rejects): `Cannot load workflow '<slug>' (<path>): <line>:<col>
+/// <code> <message>. Run 'wfx-lsp check <dir>' for details.` naming the first error in
+/// file order. Lint errors count too: a fail-closed runner does not run what `check` fails.
+pub fn refuse_unloadable(fs: &dyn FileAccess, dir: &WorkflowDir) -> Result<(), SuiteError> {
+    let spec = dir.spec_path();
+    let diags = wfx_schemas::check::check_file(fs, &spec);
+    let Some(first) = diags
+        .iter()
+        .filter(|d| d.file == spec && d.severity == wfx_schemas::diagnostics::Severity::Error)
+        .min_by_key(|d| (d.range.start, d.range.end))
+    else {
+        return Ok(());
+    };
+    let at = fs
+        .read_text(&spec)
+        .map(|text| {
+            let index = wfx_schemas::text::LineIndex::new(&text);
+            let p = index.position(
+                first.range.start,
+                wfx_schemas::text::PositionEncoding::Utf32,
+            );
+            format!("{}:{} ", p.line + 1, p.character + 1)
+        })
+        .unwrap_or_default();
+    Err(SuiteError::Refused(format!(
+        "Cannot load workflow '{}' ({spec}): {at}{} {}. Run 'wfx-lsp check {}' for details.",
+        dir.slug,
+        first.code.code,
+        first.message,
+        dir.dir()
+    )))
+}
+
 /// Runs the cases of one workflow (FORMAT §C.2), calling `on_case` after each case.
 pub fn run_workflow(
     opts: &RunOptions<'_>,
@@ -200,6 +235,9 @@ pub fn run_workflow(
         .filter(|p| opts.filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
         .collect();
     let filter_matched_nothing = opts.filter.is_some() && selected.is_empty();
+    if !selected.is_empty() {
+        refuse_unloadable(opts.fs, dir)?;
+    }
     let env = CaseEnv {
         fs: opts.fs,
         dir,
@@ -252,6 +290,7 @@ pub fn run_case_file(opts: &RunOptions<'_>, path: &str) -> Result<CaseRun, Suite
     let workflow = info
         .model
         .ok_or_else(|| SuiteError::NoWorkflow(format!("{} is not a YAML mapping", info.path)))?;
+    refuse_unloadable(opts.fs, &dir)?;
     let env = CaseEnv {
         fs: opts.fs,
         dir: &dir,

@@ -268,6 +268,46 @@ fn max_concurrency_above_one_is_refused() {
     assert!(err.contains("Error: 'tests.maxConcurrency' is 2"), "{err}");
 }
 
+/// Issue 13 / FORMAT §C.2 step 6: the cases of a workflow that `check` rejects are not
+/// run; the first error is named with a pointer to `wfx-lsp check`.
+#[test]
+fn a_workflow_with_an_error_runs_no_case() {
+    for (spec, code, wanted) in [
+        (
+            "nmae: typo\nstates:\n  s:\n    triggers: { manual: }\n",
+            "WFX",
+            "1:1 ",
+        ),
+        (
+            "states:\n  s:\n    triggers: { manual: }\n    transitions:\n      - to: nowhere\n",
+            "WFX",
+            "5:",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let wf = dir.path().join("workflows/w");
+        std::fs::create_dir_all(wf.join("tests")).unwrap();
+        std::fs::write(wf.join("workflow.yaml"), spec).unwrap();
+        std::fs::write(
+            wf.join("tests/a.test.yaml"),
+            "title: Would run\ndescription: d\nsteps:\n  - send: hi\n",
+        )
+        .unwrap();
+        let (exit, out, err) = run_in(dir.path(), &TestOptions::default(), None);
+        assert_eq!(exit, 1, "{spec}: {out}{err}");
+        assert!(
+            err.contains("Error: Cannot load workflow 'w' (workflows/w/workflow.yaml): "),
+            "{err}"
+        );
+        assert!(err.contains(wanted) && err.contains(code), "{spec}: {err}");
+        assert!(
+            err.contains("Run 'wfx-lsp check workflows/w' for details."),
+            "{err}"
+        );
+        assert!(!out.contains("Would run"), "{out}");
+    }
+}
+
 #[test]
 fn bail_stops_after_the_first_failing_case() {
     let (code, out, _) = run(&TestOptions {
