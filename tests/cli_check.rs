@@ -235,6 +235,28 @@ fn a_path_outside_the_layout_is_never_reported_as_checked() {
     );
 }
 
+/// Issue 13, the pre-commit hook's mode: given only the changed `workflow.yaml`,
+/// `--whole-workflows` rechecks the workflow's unchanged cases, so a renamed state fails.
+#[test]
+fn whole_workflows_rechecks_the_cases_a_workflow_change_breaks() {
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let renamed = text.replace("refund-review", "refund-audit");
+    assert_ne!(text, renamed);
+    std::fs::write(&spec, renamed).unwrap();
+    let args = ["check", "workflows/order-lookup/workflow.yaml"];
+    let (_, stdout, _) = run(ws.path(), &args);
+    assert!(!stdout.contains("refund-approved.test.yaml"), "{stdout}");
+    let (code, stdout, stderr) = run(ws.path(), &[&args[..], &["--whole-workflows"]].concat());
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("workflows/order-lookup/tests/refund-approved.test.yaml"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("refund-review"), "{stdout}");
+}
+
 #[test]
 fn fix_applies_the_edits_and_rechecks() {
     let ws = fixture();

@@ -36,6 +36,10 @@ enum Command {
         /// Apply the diagnostics' fixes, then check again.
         #[arg(long)]
         fix: bool,
+        /// Check every file of each workflow a path belongs to (the pre-commit hook passes the
+        /// changed files; a renamed state must still fail the unchanged cases naming it).
+        #[arg(long)]
+        whole_workflows: bool,
     },
     /// Run the cases of a workflow with the deterministic runner.
     Test {
@@ -123,7 +127,12 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Check { paths, format, fix }) => {
+        Some(Command::Check {
+            paths,
+            format,
+            fix,
+            whole_workflows,
+        }) => {
             init_logging("warn");
             let format = match format {
                 FormatArg::Human => Format::Human,
@@ -139,6 +148,7 @@ fn main() -> ExitCode {
                 format,
                 fix,
                 color,
+                whole_workflows,
             };
             code(cli::run_check(
                 &opts,

@@ -2,7 +2,7 @@
 # pre-commit part (d): the hook in <repo>/.pre-commit-hooks.yaml, run by pre-commit in a temp git repository
 # holding a scratch copy of the corpus plus a broken case.
 #   MODE=system (default): the shipped hook definition (id, files, pass_filenames) turned into a `repo: local`
-#     hook with `language: system` and `entry: <built binary> check`, so no cargo build happens. Also checks that
+#     hook with `language: system` and `entry: <built binary> check --whole-workflows`, so no cargo build happens. Also checks that
 #     the shipped manifest is valid (`pre-commit validate-manifest`) and still says `language: rust`.
 #   MODE=rust: the hook exactly as a user adds it: `repo: <this repository>`, `rev: <HEAD>` (committed state
 #     only), `language: rust`, so pre-commit builds the server with `cargo install --path .` from a clone (about
@@ -42,13 +42,14 @@ import sys, yaml
 hooks = {h["id"]: h for h in yaml.safe_load(open(sys.argv[1]))}
 h = hooks["wfx-lsp-check"]
 assert h["language"] == "rust", h["language"]
-assert h["entry"] == "wfx-lsp check", h["entry"]
+assert h["entry"] == "wfx-lsp check --whole-workflows", h["entry"]
 assert h.get("pass_filenames", True) is True
 import re
 rx = re.compile(h["files"])
-for p in ["workflows/a/workflow.yaml", "x/workflows/a/tests/b.test.yaml", "workflows/a/tests/s/c.test.yml"]:
+for p in ["workflows/a/workflow.yaml", "x/workflows/a/tests/b.test.yaml", "workflows/a/tests/s/c.test.yml",
+          "workflows/a/tests/fixture.yaml", "workflows/a/hooks/h.js"]:
     assert rx.search(p), p
-for p in ["other.yaml", "workflows/a/notes.yaml", "workflows/a/tests/fixture.yaml", "workflows/a/b/workflow.yaml"]:
+for p in ["other.yaml", "workflows/a/notes.yaml", "workflows/a/b/workflow.yaml"]:
     assert not rx.search(p), p
 PY
 then pass manifest; else flunk manifest "$(cat "$E2E_SCRATCH/manifest.log")"; fi
@@ -62,7 +63,7 @@ if [ "$MODE" = system ]; then
   "$PY" - "$REPO/.pre-commit-hooks.yaml" "$LSP_CMD" > .pre-commit-config.yaml <<'PY'
 import sys, yaml
 hook = {h["id"]: h for h in yaml.safe_load(open(sys.argv[1]))}["wfx-lsp-check"]
-hook.update(language="system", entry=sys.argv[2] + " check")
+hook.update(language="system", entry=sys.argv[2] + " " + hook["entry"].removeprefix("wfx-lsp "))
 print(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False))
 PY
   run_hook() { "$PRE_COMMIT" run wfx-lsp-check --color never --files "$@" < /dev/null; }
@@ -88,6 +89,16 @@ else echo "  SKIP precommit.fails_on_broken_case"; fi
 sed -i 's/- sned: hi/- reachedState: orders-question/' "$BROKEN"
 if run_hook "$BROKEN" > "$E2E_SCRATCH/hook-fixed.log" 2>&1; then pass passes_when_fixed
 else flunk passes_when_fixed "output:"; sed 's/^/      /' "$E2E_SCRATCH/hook-fixed.log" | tail -n 30; fi
+
+# a renamed state in workflow.yaml fails the commit through the unchanged cases naming it
+SPEC=workflows/order-lookup/workflow.yaml
+cp "$SPEC" "$E2E_SCRATCH/workflow.yaml.orig"
+sed -i 's/refund-review/refund-audit/g' "$SPEC"
+run_hook "$SPEC" > "$E2E_SCRATCH/hook-rename.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'refund-approved.test.yaml' "$E2E_SCRATCH/hook-rename.log"; then pass fails_on_state_rename
+else flunk fails_on_state_rename "exit $rc; output:"; sed 's/^/      /' "$E2E_SCRATCH/hook-rename.log" | tail -n 30; fi
+cp "$E2E_SCRATCH/workflow.yaml.orig" "$SPEC"
 
 # the files regex keeps unrelated YAML away from the hook
 if run_hook other.yaml workflows/order-lookup/notes.yaml > "$E2E_SCRATCH/hook-other.log" 2>&1 \

@@ -48,6 +48,10 @@ pub struct CheckOptions {
     pub fix: bool,
     /// Colour the human output.
     pub color: bool,
+    /// Each path stands for every file of the workflow it belongs to
+    /// (`workflows/<slug>/…` → `workflows/<slug>`): the pre-commit hook's mode, so a change
+    /// to `workflow.yaml` or a fixture rechecks the unchanged cases it can break.
+    pub whole_workflows: bool,
 }
 
 /// Exit code: no error-severity diagnostic (warnings allowed).
@@ -124,6 +128,16 @@ fn relative_prefix(to: &Path, from: &Path) -> String {
         out.push('/');
     }
     out
+}
+
+/// `workflows/<slug>` for a workspace-relative path at or below a workflow folder, else the
+/// path unchanged (`check --whole-workflows`).
+fn workflow_of(rel: &str) -> String {
+    let segs: Vec<&str> = rel.split('/').collect();
+    match segs.iter().rposition(|s| *s == "workflows") {
+        Some(w) if segs.get(w + 1).is_some_and(|s| !s.is_empty()) => segs[..w + 2].join("/"),
+        _ => rel.to_owned(),
+    }
 }
 
 /// Groups the arguments by workspace root. `Err` names an argument that does not exist.
@@ -294,13 +308,19 @@ pub fn run_check(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
-    let groups = match groups(&opts.paths, cwd) {
+    let mut groups = match groups(&opts.paths, cwd) {
         Ok(g) => g,
         Err(e) => {
             let _ = writeln!(stderr, "error: {e}");
             return EXIT_USAGE;
         }
     };
+    if opts.whole_workflows {
+        for g in &mut groups {
+            let wide: BTreeSet<String> = g.paths.iter().map(|p| workflow_of(p)).collect();
+            g.paths = wide.into_iter().collect();
+        }
+    }
     if opts.fix {
         let mut total = 0;
         for g in &groups {
@@ -397,6 +417,21 @@ mod tests {
         assert_eq!(n, 2);
         let (out, n) = apply_edits("é", &[edit(1, 2, "x")]);
         assert_eq!((out.as_str(), n), ("é", 0));
+    }
+
+    #[test]
+    fn whole_workflows_widens_each_path_to_its_workflow_folder() {
+        assert_eq!(
+            workflow_of("workflows/a/tests/x/c.test.yaml"),
+            "workflows/a"
+        );
+        assert_eq!(
+            workflow_of("ws/workflows/a/workflow.yaml"),
+            "ws/workflows/a"
+        );
+        assert_eq!(workflow_of("workflows/a"), "workflows/a");
+        assert_eq!(workflow_of("workflows"), "workflows");
+        assert_eq!(workflow_of("other/file.yaml"), "other/file.yaml");
     }
 
     #[test]
