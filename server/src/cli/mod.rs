@@ -193,11 +193,12 @@ fn run_groups(groups: &[Group]) -> Result<Report, String> {
     for g in groups {
         let run = check_paths(&g.fs, &g.paths)?;
         let (mut diags, files) = (run.diagnostics, run.files);
-        report.unchecked.extend(
-            run.unchecked
-                .into_iter()
-                .map(|u| (display(&g.prefix, &u.path), u.reason)),
-        );
+        report
+            .unchecked
+            .extend(run.unchecked.into_iter().map(|u| match u.path.as_str() {
+                "." | "" if !g.prefix.is_empty() => (g.prefix.clone(), u.reason),
+                _ => (display(&g.prefix, &u.path), u.reason),
+            }));
         // The script checks (WFX502/WFX503), the same function the server calls.
         diags.extend(crate::analysis::script_diagnostics(&g.fs, &g.paths));
         report.files += files;
@@ -205,6 +206,11 @@ fn run_groups(groups: &[Group]) -> Result<Report, String> {
         for d in &diags {
             wanted.insert(d.file.clone());
             wanted.extend(d.related.iter().map(|r| r.file.clone()));
+            wanted.extend(
+                d.fixes
+                    .iter()
+                    .flat_map(|f| f.edits.iter().map(|e| e.file.clone())),
+            );
         }
         for f in wanted {
             if let Some(t) = load_text(&g.fs, &f) {
@@ -221,6 +227,11 @@ fn run_groups(groups: &[Group]) -> Result<Report, String> {
                     ..r
                 })
                 .collect();
+            for f in &mut d.fixes {
+                for e in &mut f.edits {
+                    e.file = display(&g.prefix, &e.file);
+                }
+            }
             d
         }));
     }

@@ -240,28 +240,60 @@ fn lsp_pos(p: Position) -> Value {
     json!({"line": p.line, "character": p.character})
 }
 
-/// The JSON document: `{"diagnostics":[{file, range:{start,end}, severity, code,
-/// message}], "summary":{files, errors, warnings}}`, 0-based lines, UTF-16 characters,
-/// two-space indented, one trailing newline.
+/// The JSON document (documented in docs/reference.md, "`check --format json`"):
+/// `{"diagnostics":[{file, range:{start,end}, severity, code, message, related:[{file,
+/// range, message}], fixes:[{title, edits:[{file, range, newText}]}]}], "unchecked":[{path,
+/// reason}], "summary":{files, errors, warnings}}`. Positions are 0-based lines and 0-based
+/// UTF-16 code-unit columns (LSP's default), ranges end-exclusive; `related` and `fixes` are
+/// always present (possibly empty), a fix's edits are non-overlapping and apply to the
+/// checked text. Two-space indented, one trailing newline.
 pub fn json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let sources = report.sources();
+    let range = |file: &str, r: wfx_schemas::text::TextRange| {
+        let s = pos(&sources, file, r.start, PositionEncoding::Utf16);
+        let e = pos(&sources, file, r.end, PositionEncoding::Utf16);
+        json!({"start": lsp_pos(s), "end": lsp_pos(e)})
+    };
     let diags: Vec<Value> = report
         .diagnostics
         .iter()
         .map(|d| {
-            let s = pos(&sources, &d.file, d.range.start, PositionEncoding::Utf16);
-            let e = pos(&sources, &d.file, d.range.end, PositionEncoding::Utf16);
+            let related: Vec<Value> = d
+                .related
+                .iter()
+                .map(|r| json!({"file": r.file, "range": range(&r.file, r.range), "message": r.message}))
+                .collect();
+            let fixes: Vec<Value> = d
+                .fixes
+                .iter()
+                .map(|f| {
+                    let edits: Vec<Value> = f
+                        .edits
+                        .iter()
+                        .map(|e| json!({"file": e.file, "range": range(&e.file, e.range), "newText": e.new_text}))
+                        .collect();
+                    json!({"title": f.title, "edits": edits})
+                })
+                .collect();
             json!({
                 "file": d.file,
-                "range": {"start": lsp_pos(s), "end": lsp_pos(e)},
+                "range": range(&d.file, d.range),
                 "severity": d.severity.as_str(),
                 "code": d.code.code,
                 "message": d.message,
+                "related": related,
+                "fixes": fixes,
             })
         })
         .collect();
+    let unchecked: Vec<Value> = report
+        .unchecked
+        .iter()
+        .map(|(path, reason)| json!({"path": path, "reason": reason}))
+        .collect();
     let doc = json!({
         "diagnostics": diags,
+        "unchecked": unchecked,
         "summary": {"files": report.files, "errors": report.errors(), "warnings": report.warnings()},
     });
     let text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
