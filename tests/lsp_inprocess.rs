@@ -712,3 +712,27 @@ async fn the_per_file_cap_counts_hook_script_problems_on_workflow_yaml() {
     assert_eq!(codes.iter().filter(|c| *c == "WFX009").count(), 1);
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_undecodable_workflow_is_reported_on_the_open_case() {
+    // Issue 13: a closed workflow.yaml with invalid UTF-8 used to vanish, taking the case's
+    // cross-file errors (here an unknown state) with it.
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let mut bytes = std::fs::read(&spec).unwrap();
+    bytes.extend_from_slice(b"# \xff\n");
+    std::fs::write(&spec, bytes).unwrap();
+    let path = case_path(ws.path(), "stray.test.yaml");
+    let text = "title: Stray\ndescription: Names a state.\nsteps:\n  - send: hi\n  - reachedState: nowhere\n";
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    let d = c.diagnostics(&path, 1).await;
+    assert_eq!(codes(&d), ["WFX309"], "{d}");
+    let message = d[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("workflows/order-lookup/workflow.yaml` cannot be read (not valid UTF-8"),
+        "{message}"
+    );
+    c.shutdown().await;
+}

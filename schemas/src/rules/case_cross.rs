@@ -118,15 +118,26 @@ pub fn classify_seed_path(path: &str) -> Zone {
 pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(info) = ctx.workflow else {
-        if !ctx.fs.is_file(&ctx.dir.spec_path()) {
+        // Missing, or present but unreadable (invalid UTF-8, an IO error): either way the
+        // case has nothing to run against and its cross-file checks cannot run, which must
+        // not pass silently (issue 13: a closed, undecodable workflow.yaml in the editor).
+        let spec = ctx.dir.spec_path();
+        let why = match ctx.fs.read_text(&spec) {
+            Ok(_) => None,
+            Err(crate::files::FileError::NotFound) => Some(format!(
+                "workflow folder `{}` has no `workflow.yaml`, so this case has nothing to run against",
+                ctx.dir.dir()
+            )),
+            Err(crate::files::FileError::Other(e)) => Some(format!(
+                "`{spec}` cannot be read ({e}), so this case has nothing to run against and its cross-file checks did not run"
+            )),
+        };
+        if let Some(message) = why {
             out.push(Diagnostic::new(
                 &diagnostics::CASE_WITHOUT_WORKFLOW,
                 file,
                 TextRange::empty(0),
-                format!(
-                    "workflow folder `{}` has no `workflow.yaml`, so this case has nothing to run against",
-                    ctx.dir.dir()
-                ),
+                message,
             ));
         }
         return out;
