@@ -59,7 +59,10 @@ fn run_guarded(cwd: &Path, args: &[&str]) -> Output {
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > DEADLINE {
             let _ = child.kill();
-            panic!("`wfx-lsp {}` did not finish within {DEADLINE:?}", args.join(" "));
+            panic!(
+                "`wfx-lsp {}` did not finish within {DEADLINE:?}",
+                args.join(" ")
+            );
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -121,5 +124,73 @@ fn the_server_runs_no_script_when_workflow_yaml_opens() {
         "textDocument/documentSymbol",
         json!({"textDocument": {"uri": u}}),
     );
-    assert!(symbols.as_array().is_some_and(|a| !a.is_empty()), "{symbols}");
+    assert!(
+        symbols.as_array().is_some_and(|a| !a.is_empty()),
+        "{symbols}"
+    );
+}
+
+/// The `wfx-session-*` folders directly under `dir`.
+#[cfg(unix)]
+fn session_folders(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("wfx-session-"))
+        })
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_a_run_leaves_no_session_folder() {
+    let tmp = corpus_copy();
+    // Every case of order-lookup enters a state whose first hook loops (the workflow's
+    // `timeoutMs: 15000` keeps it looping long enough to be stopped mid-run).
+    std::fs::write(
+        tmp.path()
+            .join("workflows/order-lookup/hooks/check-requester.js"),
+        "export default () => { for (;;) {} };\n",
+    )
+    .unwrap();
+    // The child's own temp dir, so only its session folders are seen.
+    let temp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        .args(["test", "workflows/order-lookup", "--skip-grades"])
+        .current_dir(tmp.path())
+        .env("TMPDIR", temp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while session_folders(temp.path()).is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before a session folder appeared"
+        );
+        assert!(start.elapsed() < DEADLINE, "no session folder appeared");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!("`wfx-lsp test` did not stop on SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(128 + 15), "{status:?}");
+    assert_eq!(session_folders(temp.path()), Vec::<std::path::PathBuf>::new());
 }
