@@ -192,5 +192,8 @@ fn sigterm_during_a_run_leaves_no_session_folder() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
     assert_eq!(status.code(), Some(128 + 15), "{status:?}");
-    assert_eq!(session_folders(temp.path()), Vec::<std::path::PathBuf>::new());
+    assert_eq!(
+        session_folders(temp.path()),
+        Vec::<std::path::PathBuf>::new()
+    );
 }
