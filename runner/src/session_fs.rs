@@ -10,7 +10,9 @@
 //! Must not: decide governance (that is `governance`), or touch host paths other than the
 //! session's own temporary directory.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use wfx_schemas::files::{FileAccess, join};
 
@@ -51,6 +53,9 @@ pub enum FsError {
     Symlink(String),
     /// A write to a read-only zone (mounts, runtime areas).
     ReadOnly(String, Zone),
+    /// The write would take the session folder past its cap (the path, the cap in bytes;
+    /// [`MAX_SESSION_DISK_BYTES`]).
+    Full(String, u64),
     /// Anything else.
     Io(String),
 }
@@ -65,6 +70,11 @@ impl std::fmt::Display for FsError {
                 "`{p}` crosses a symbolic link, which the session folder does not follow"
             ),
             FsError::ReadOnly(p, z) => write!(f, "`{p}` is in the read-only `{}` zone", z.name()),
+            FsError::Full(p, cap) => write!(
+                f,
+                "cannot write `{p}`: the session folder would exceed its cap of {cap} bytes \
+                 (a runner limit)"
+            ),
             FsError::Io(m) => f.write_str(m),
         }
     }
@@ -79,11 +89,75 @@ pub struct Entry {
     pub is_dir: bool,
 }
 
-/// The files of one session.
+/// Most bytes one session folder may hold: 64 MiB (67,108,864 bytes), counted over the
+/// files the session wrote (seeds, tool writes, artifacts). Bounded work: a write that would
+/// pass it fails with [`FsError::Full`], which the agent sees as a failed tool call.
+pub const MAX_SESSION_DISK_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The host paths of every session folder alive in this process, so that a signal handler
+/// can remove them before the process exits ([`remove_live_sessions`]).
+static LIVE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// The session folders alive in this process right now, sorted (for tests and the signal
+/// handler).
+pub fn live_sessions() -> Vec<PathBuf> {
+    LIVE.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .cloned()
+        .collect()
+}
+
+/// Removes every live session folder from disk and forgets them; returns how many were
+/// removed. Safe writes: for a process about to exit on SIGTERM/SIGINT (the `wfx-lsp`
+/// binary's handler), so that a killed run leaves no session folder behind. Each folder is
+/// tried twice (a write racing the first removal may recreate a file). SIGKILL cannot be
+/// caught, so a process killed that way can leave its folders (`wfx-session-*` in the
+/// system temp dir).
+pub fn remove_live_sessions() -> usize {
+    remove_live_sessions_where(|_| true)
+}
+
+/// [`remove_live_sessions`] for the folders `pick` selects (tests pick their own).
+fn remove_live_sessions_where(pick: impl Fn(&Path) -> bool) -> usize {
+    let dirs: Vec<PathBuf> = {
+        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+        let picked: Vec<PathBuf> = live.iter().filter(|d| pick(d)).cloned().collect();
+        for d in &picked {
+            live.remove(d);
+        }
+        picked
+    };
+    let mut removed = 0;
+    for d in &dirs {
+        let _ = std::fs::remove_dir_all(d);
+        if d.exists() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        if !d.exists() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The files of one session. Dropping it removes its folder, also while a panic unwinds
+/// and when a run is abandoned on a timeout or a cancellation.
 pub struct SessionFs<'w> {
     dir: tempfile::TempDir,
     workspace: &'w dyn FileAccess,
     root: String,
+    /// Bytes the session's files hold now (see [`MAX_SESSION_DISK_BYTES`]).
+    used: std::cell::Cell<u64>,
+}
+
+impl Drop for SessionFs<'_> {
+    fn drop(&mut self) {
+        LIVE.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(self.dir.path());
+        // The `TempDir` field removes the folder itself right after this.
+    }
 }
 
 impl std::fmt::Debug for SessionFs<'_> {
@@ -103,10 +177,14 @@ impl<'w> SessionFs<'w> {
             .prefix("wfx-session-")
             .tempdir()
             .map_err(|e| FsError::Io(format!("cannot create the session folder: {e}")))?;
+        LIVE.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(dir.path().to_path_buf());
         Ok(Self {
             dir,
             workspace,
             root: root.to_owned(),
+            used: std::cell::Cell::new(0),
         })
     }
 
@@ -164,6 +242,15 @@ impl<'w> SessionFs<'w> {
             z => return Err(FsError::ReadOnly(norm, z)),
         }
         let host = self.host_path(&norm)?;
+        let old = std::fs::symlink_metadata(&host).map_or(0, |m| m.len());
+        let after = self
+            .used
+            .get()
+            .saturating_sub(old)
+            .saturating_add(content.len() as u64);
+        if after > MAX_SESSION_DISK_BYTES {
+            return Err(FsError::Full(norm, MAX_SESSION_DISK_BYTES));
+        }
         if let Some(parent) = host.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| FsError::Io(format!("cannot create folders for `{norm}`: {e}")))?;
@@ -171,7 +258,14 @@ impl<'w> SessionFs<'w> {
             self.host_path(&norm)?;
         }
         std::fs::write(&host, content)
-            .map_err(|e| FsError::Io(format!("cannot write `{norm}`: {e}")))
+            .map_err(|e| FsError::Io(format!("cannot write `{norm}`: {e}")))?;
+        self.used.set(after);
+        Ok(())
+    }
+
+    /// Bytes the session's files hold now (at most [`MAX_SESSION_DISK_BYTES`]).
+    pub fn used_bytes(&self) -> u64 {
+        self.used.get()
     }
 
     /// Removes a file.
@@ -182,10 +276,13 @@ impl<'w> SessionFs<'w> {
             z => return Err(FsError::ReadOnly(norm, z)),
         }
         let host = self.host_path(&norm)?;
+        let size = std::fs::symlink_metadata(&host).map_or(0, |m| m.len());
         std::fs::remove_file(&host).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => FsError::NotFound(norm.clone()),
             _ => FsError::Io(format!("cannot remove `{norm}`: {e}")),
-        })
+        })?;
+        self.used.set(self.used.get().saturating_sub(size));
+        Ok(())
     }
 
     /// Lists a folder: session entries plus, at the root, the mounts. Sorted by path.
@@ -270,6 +367,63 @@ mod tests {
         MemFiles::new()
             .with("skills/a/SKILL.md", "# a")
             .with("AGENTS.md", "persona")
+    }
+
+    #[test]
+    fn writes_past_the_disk_cap_fail_and_removals_free_room() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        let half = "a".repeat((MAX_SESSION_DISK_BYTES / 2) as usize);
+        fs.write("scratchpad/a", &half).unwrap();
+        // Overwriting a file counts its new size, not both.
+        fs.write("scratchpad/a", &half).unwrap();
+        fs.write("scratchpad/b", &half).unwrap();
+        assert_eq!(fs.used_bytes(), MAX_SESSION_DISK_BYTES);
+        let err = fs.write("scratchpad/c", "x").unwrap_err();
+        assert_eq!(
+            err,
+            FsError::Full("scratchpad/c".into(), MAX_SESSION_DISK_BYTES)
+        );
+        assert!(err.to_string().contains("cap of 67108864 bytes"), "{err}");
+        assert!(!fs.exists("scratchpad/c"));
+        fs.remove("scratchpad/a").unwrap();
+        fs.write("scratchpad/c", "x").unwrap();
+    }
+
+    #[test]
+    fn live_session_folders_are_registered_until_dropped_and_can_be_removed() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        let dir = fs.host_dir().to_path_buf();
+        assert!(live_sessions().contains(&dir));
+        drop(fs);
+        assert!(!live_sessions().contains(&dir));
+        assert!(!dir.exists());
+        // What a signal handler does: the folders go, though their owners live on.
+        let fs = SessionFs::new(&w, "").unwrap();
+        fs.write("scratchpad/x", "y").unwrap();
+        let dir = fs.host_dir().to_path_buf();
+        // (Only this test's folder: other tests of this binary run sessions in parallel.)
+        assert_eq!(remove_live_sessions_where(|d| d == dir), 1);
+        assert!(!dir.exists());
+        assert!(!live_sessions().contains(&dir));
+        drop(fs);
+    }
+
+    #[test]
+    fn a_panic_inside_a_session_removes_its_folder() {
+        let w = ws();
+        let seen = std::sync::Mutex::new(None);
+        let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let fs = SessionFs::new(&w, "").unwrap();
+            fs.write("scratchpad/x", "y").unwrap();
+            *seen.lock().unwrap() = Some(fs.host_dir().to_path_buf());
+            panic!("a bug inside a case");
+        }));
+        assert!(got.is_err());
+        let dir = seen.lock().unwrap().clone().unwrap();
+        assert!(!dir.exists());
+        assert!(!live_sessions().contains(&dir));
     }
 
     #[test]

@@ -297,6 +297,8 @@ pub struct Session<'w> {
     decision_count: u64,
     next_call: u64,
     dispatch_ordinal: u64,
+    /// Tool-result bytes kept so far (see [`MAX_SESSION_TOOL_OUTPUT_BYTES`]).
+    output_bytes: usize,
 }
 
 /// A session plus its agent, script host and judge.
@@ -325,6 +327,42 @@ enum HookOutcome {
 
 /// The result of a tool: content and whether it is an error.
 type ToolResult = Result<String, String>;
+
+/// Most tool-result text (`archmax_run` output included) one session keeps in its
+/// transcript, in bytes: 4 MiB (4,194,304). Bounded work: the result that crosses it is cut
+/// at a character boundary and ends with [`OUTPUT_CUT_MARKER`]; later results keep only the
+/// marker. The agent and the assertions see the cut text.
+pub const MAX_SESSION_TOOL_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+/// What ends a tool result cut by [`MAX_SESSION_TOOL_OUTPUT_BYTES`].
+pub const OUTPUT_CUT_MARKER: &str =
+    "[output cut: the session's tool output passed the runner's cap of 4194304 bytes]";
+
+/// What a session keeps of one tool result, given the bytes `kept` so far (updated):
+/// [`cut_output`] with the room left under [`MAX_SESSION_TOOL_OUTPUT_BYTES`].
+fn keep_output(kept: &mut usize, content: String) -> String {
+    let room = MAX_SESSION_TOOL_OUTPUT_BYTES.saturating_sub(*kept);
+    let content = cut_output(content, room);
+    *kept = kept.saturating_add(content.len());
+    content
+}
+
+/// `content` cut to at most `room` bytes (at a character boundary) plus the marker, or as
+/// is when it fits.
+fn cut_output(content: String, room: usize) -> String {
+    if content.len() <= room {
+        return content;
+    }
+    let mut end = room;
+    while end > 0 && !content.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = content.get(..end).unwrap_or_default().to_owned();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(OUTPUT_CUT_MARKER);
+    out
+}
 
 fn title_issue(v: &str) -> Option<&'static str> {
     let t = v.trim();
@@ -470,6 +508,7 @@ impl<'w> Session<'w> {
             decision_count: 0,
             next_call: 0,
             dispatch_ordinal: 0,
+            output_bytes: 0,
         })
     }
 
@@ -1288,6 +1327,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
     }
 
     fn push_result(&mut self, id: u64, name: &str, content: String, error: bool, blocked: bool) {
+        let content = keep_output(&mut self.session.output_bytes, content);
         self.session.messages.push(Msg::Tool {
             call_id: id,
             name: name.to_owned(),
@@ -2013,6 +2053,28 @@ mod tests {
         assert!(is_date_time("2024-01-01t10:00:00.5+02:00"));
         assert!(!is_date_time("2024-01-01T10:00:00"));
         assert!(!is_date_time("2024-01-01T24:00:00Z"));
+    }
+
+    #[test]
+    fn tool_output_is_kept_up_to_the_session_cap_then_cut_with_a_marker() {
+        let mut kept = 0;
+        let small = "x".repeat(1000);
+        assert_eq!(keep_output(&mut kept, small.clone()), small);
+        // A result that crosses the cap keeps what fits, then the marker.
+        let big = "é".repeat(MAX_SESSION_TOOL_OUTPUT_BYTES);
+        let cut = keep_output(&mut kept, big);
+        assert!(
+            cut.ends_with(OUTPUT_CUT_MARKER),
+            "{}",
+            &cut[cut.len() - 100..]
+        );
+        let body = cut.len() - OUTPUT_CUT_MARKER.len() - 1;
+        assert!(body <= MAX_SESSION_TOOL_OUTPUT_BYTES - 1000);
+        assert!(body >= MAX_SESSION_TOOL_OUTPUT_BYTES - 1000 - 1);
+        assert!(cut[..body].chars().all(|c| c == 'é'));
+        // Later results keep only the marker.
+        assert_eq!(keep_output(&mut kept, "more".into()), OUTPUT_CUT_MARKER);
+        assert_eq!(keep_output(&mut kept, String::new()), "");
     }
 
     #[test]

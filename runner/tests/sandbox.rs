@@ -677,6 +677,104 @@ fn syntax_checks_point_into_the_file() {
     assert_eq!(&src[offset as usize..offset as usize + 1], ";");
 }
 
+/// A body that closes the checker's wrapper and throws at top level: evaluating it would
+/// surface "EXECUTED" as the check's message.
+const ESCAPE_THROW: &str = "}); throw new Error(\"EXECUTED\"); (async function () {\n";
+/// A body that closes the wrapper into an endless loop: evaluating it would never return.
+const ESCAPE_LOOP: &str = "}); for (;;) {} (async function () {\n";
+
+#[test]
+fn syntax_checks_run_no_javascript() {
+    for (src, is_hook) in [
+        (ESCAPE_THROW, true),
+        (ESCAPE_THROW, false),
+        (ESCAPE_LOOP, true),
+        (ESCAPE_LOOP, false),
+        // A plain top-level throw and loop are fine to parse and must not run either.
+        ("throw new Error(\"EXECUTED\");\n", false),
+        (
+            "export default () => ok();\nthrow new Error(\"EXECUTED\");\n",
+            true,
+        ),
+        ("while (true) {}\n", false),
+    ] {
+        assert_eq!(check_syntax(src, is_hook), None, "{src:?}");
+    }
+    // A real syntax error after an escape is still found, at its byte.
+    let src = "}); throw new Error(\"EXECUTED\"); (async function () {\nlet = ;\n";
+    let (offset, message) = check_syntax(src, false).unwrap();
+    assert!(!message.contains("EXECUTED"), "{message}");
+    assert_eq!(offset as usize, src.find("= ;").unwrap(), "{message}");
+}
+
+#[test]
+fn syntax_checks_are_strict_mode() {
+    // Module code is strict: `with` and legacy octal literals do not parse.
+    assert!(check_syntax("with (Math) { max(1, 2); }\n", false).is_some());
+    assert!(check_syntax("const n = 017;\n", false).is_some());
+    assert_eq!(check_syntax("const n = 0o17;\n", false), None);
+}
+
+#[test]
+fn check_scripts_on_escaping_scripts_report_nothing() {
+    let fs = MemFiles::new()
+        .with(
+            "workflows/w/workflow.yaml",
+            "states:\n  start:\n    triggers: { manual: null }\n    before: { script: hooks/a.js }\n",
+        )
+        .with("workflows/w/hooks/a.js", ESCAPE_LOOP)
+        .with("skills/s/SKILL.md", "---\nname: s\n---\n")
+        .with("skills/s/scripts/run.js", ESCAPE_THROW);
+    let dir = WorkflowDir {
+        root: String::new(),
+        slug: "w".into(),
+    };
+    assert_eq!(check_scripts(&fs, &dir), []);
+}
+
+#[test]
+fn a_run_that_escapes_its_wrapper_is_under_the_time_budget() {
+    // The fallback wrapper (top-level `return`) is `(async () => {BODY\n})()`: a body that
+    // closes it runs its loop while the body is evaluated, which the interrupt handler stops.
+    let src = "return 1;\n})(); for (;;) {} (async () => {\n";
+    let budgets = Budgets {
+        timeout_ms: 50,
+        ..Budgets::default()
+    };
+    let out = run_script(
+        src,
+        "skills/s/scripts/x.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &budgets,
+    );
+    assert_eq!(
+        out.result,
+        Err(SandboxError::Budget {
+            which: BudgetKind::Timeout,
+            limit: 50
+        })
+    );
+    let out = run_hook(
+        ESCAPE_LOOP,
+        "hooks/x.js",
+        &hook_input("hi"),
+        &mut FakeBridge::default(),
+        &budgets,
+    );
+    assert!(
+        matches!(
+            out.verdict,
+            Err(SandboxError::Budget {
+                which: BudgetKind::Timeout,
+                ..
+            }) | Err(SandboxError::Syntax { .. })
+        ),
+        "{:?}",
+        out.verdict
+    );
+}
+
 #[test]
 fn foreign_imports_name_the_specifier() {
     let src = "import { a } from \"@archmax-ai/harness/hooks\";\nimport b from 'lodash';\n";
@@ -749,6 +847,21 @@ fn the_example_workspace_scripts_are_clean() {
         "export default async function hook( {\n",
     );
     assert_eq!(check_scripts(&fs, &dir).len(), 1);
+}
+
+#[test]
+fn budgets_above_the_ceilings_are_clamped() {
+    use wfx_runner::sandbox::{MAX_SANDBOX_MEMORY_LIMIT_BYTES, MAX_SANDBOX_TIMEOUT_MS};
+    let b = Budgets::from_settings(Some(
+        &json!({ "timeoutMs": 86_400_000u64, "memoryLimitBytes": 1u64 << 40 }),
+    ));
+    assert_eq!(b.timeout_ms, MAX_SANDBOX_TIMEOUT_MS);
+    assert_eq!(b.memory_limit_bytes, Some(MAX_SANDBOX_MEMORY_LIMIT_BYTES));
+    // Lowering is honoured as written.
+    let b = Budgets::from_settings(Some(&json!({ "timeoutMs": 250, "memoryLimitBytes": 4096 })));
+    assert_eq!((b.timeout_ms, b.memory_limit_bytes), (250, Some(4096)));
+    // The ceilings sit above the defaults.
+    assert!(MAX_SANDBOX_TIMEOUT_MS >= Budgets::default().timeout_ms);
 }
 
 #[test]

@@ -740,7 +740,7 @@ pub static KEYS: &[KeyDoc] = &[
         "settings.timeoutMs",
         Workflow,
         "§A.1",
-        "The sandbox script budget in milliseconds.",
+        "The sandbox script budget in milliseconds; `wfx-lsp test` honours at most 30000 (a larger value is clamped, WFX261).",
         "an integer > 0"
     ),
     k!(
@@ -748,7 +748,7 @@ pub static KEYS: &[KeyDoc] = &[
         "settings.memoryLimitBytes",
         Workflow,
         "§A.1",
-        "The sandbox memory limit in bytes.",
+        "The sandbox memory limit in bytes; `wfx-lsp test` honours at most 268435456 (256 MiB; a larger value is clamped, WFX261).",
         "an integer > 0"
     ),
     k!(

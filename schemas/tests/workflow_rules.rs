@@ -1483,3 +1483,33 @@ fn wfx365_depth_limit_is_three_delegations() {
     let fx = common::fixture(&ok);
     assert_eq!(wfx_schemas::check::check_file(&fx.files, W), Vec::new());
 }
+
+#[test]
+fn wfx261_sandbox_budget_above_ceiling() {
+    check_spec(
+        r#"
+#- workflows/w/workflow.yaml
+instructions: Answer.
+settings:
+  timeoutMs: 600000
+#            ^^^^^^ warning WFX261: above the runner's ceiling of 30000 ms
+  memoryLimitBytes: 268435457
+#                   ^^^^^^^^^ warning WFX261: above the runner's ceiling of 268435456 bytes
+  maxResultChars: 999999999
+states:
+  a:
+    triggers: { manual: }
+"#,
+    );
+    // At the ceilings (and below) nothing is said.
+    check_spec(
+        r#"
+#- workflows/w/workflow.yaml
+instructions: Answer.
+settings: { timeoutMs: 30000, memoryLimitBytes: 268435456 }
+states:
+  a:
+    triggers: { manual: }
+"#,
+    );
+}

@@ -113,8 +113,37 @@ fn code(c: i32) -> ExitCode {
     ExitCode::from(u8::try_from(c).unwrap_or(2))
 }
 
+/// Safe writes: on SIGTERM, SIGINT (Ctrl-C) or SIGHUP, a thread removes the session folders
+/// of the runs in flight (`wfx_runner::session_fs::remove_live_sessions`) and exits with
+/// 128 + the signal's number, so a stopped `wfx-lsp test` (or server, or `graph --case`)
+/// leaves no `wfx-session-*` folder behind. SIGKILL cannot be caught: a process killed that
+/// way may leave its folders in the system temp dir.
+#[cfg(unix)]
+fn remove_sessions_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
+        tracing::warn!("no signal handler: a stopped run may leave its session folder");
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            wfx_runner::session_fs::remove_live_sessions();
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
+/// Without Unix signals there is nothing to install.
+#[cfg(not(unix))]
+fn remove_sessions_on_signals() {}
+
 fn main() -> ExitCode {
     let args = Args::parse();
+    if !matches!(args.command, Some(Command::Check { .. })) {
+        // Every command but `check` may run cases (the server on request, `test`, and
+        // `graph --case`); `check` runs nothing, so it keeps the default signal behaviour.
+        remove_sessions_on_signals();
+    }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     match args.command {
         None | Some(Command::Lsp) => {

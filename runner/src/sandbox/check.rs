@@ -1,7 +1,11 @@
 //! Static checks of sandbox scripts (codes `WFX501`–`WFX503`): hook scripts a workflow names
 //! (FORMAT §A.6, §D.2) and skill scripts under `<root>/skills/*/scripts/` (FORMAT §E.7) are
-//! compiled by QuickJS without running, and their imports are checked against
-//! `@archmax-ai/harness/*`. The scripts are prepared exactly as the runner prepares them
+//! parsed by QuickJS as ES modules (strict mode) without evaluating a single statement, and
+//! their imports are checked against `@archmax-ai/harness/*`.
+//!
+//! No execution: nothing here runs JavaScript. The body sits in an async-function wrapper
+//! only so that top-level `return` parses; a body that closes the wrapper
+//! (`}); for (;;) {} (async function () {`) is parsed like any other text, never run. The scripts are prepared exactly as the runner prepares them
 //! (imports blanked, a hook's `export default` rewritten, offsets kept), so a script that
 //! passes here parses at run time too.
 
@@ -22,8 +26,9 @@ const CHECK_PREFIX: &str = "(async function () {";
 /// The file name QuickJS reports positions under.
 const CHECK_FILE: &str = "wfx-check.js";
 
-/// Compiles `source` without running it; `None` when it parses, else the byte offset in
-/// `source` where QuickJS stopped and its message (e.g. `expecting ';'`).
+/// Parses `source` without running any of it (as ES module code, so in strict mode); `None`
+/// when it parses, else the byte offset in `source` where QuickJS stopped and its message
+/// (e.g. `expecting ';'`).
 ///
 /// `is_module` selects hook preparation: `export default` becomes the hook registration.
 /// Every import statement is blanked either way (foreign ones are [`foreign_imports`]'

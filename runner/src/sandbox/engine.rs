@@ -43,6 +43,8 @@ pub(crate) enum Job<'a> {
 const STACK_LIMIT_BYTES: usize = 1024 * 1024;
 /// Total `console.*` text kept per run, in bytes; later lines are dropped with one marker.
 const LOG_LIMIT_BYTES: usize = 1024 * 1024;
+/// Memory a syntax check may use, in bytes ([`compile_only`]).
+const COMPILE_MEMORY_LIMIT_BYTES: usize = 64 * 1024 * 1024;
 /// How close to the memory limit a `null` exception must come to count as out-of-memory
 /// (QuickJS throws `null` when it cannot even allocate the error object).
 const MEMORY_SLACK_BYTES: u64 = 64 * 1024;
@@ -215,6 +217,22 @@ fn run_inner(
 ) -> Result<serde_json::Value, SandboxError> {
     let rt = Runtime::new().map_err(engine_error)?;
     rt.set_max_stack_size(STACK_LIMIT_BYTES);
+    // Bounded work: the interrupt handler goes in before any code is evaluated, so even
+    // code that escapes the body's wrapper (`}); for (;;) {} (async () => {`) runs under
+    // `timeoutMs`.
+    let fired = Rc::new(Cell::new(false));
+    let deadline = Instant::now() + Duration::from_millis(budgets.timeout_ms);
+    {
+        let fired = Rc::clone(&fired);
+        rt.set_interrupt_handler(Some(Box::new(move || {
+            if Instant::now() >= deadline {
+                fired.set(true);
+                true
+            } else {
+                false
+            }
+        })));
+    }
     let ctx = Context::full(&rt).map_err(engine_error)?;
     // camelCase → snake_case; the first snake name of a camel name wins.
     let mut names: BTreeMap<String, String> = BTreeMap::new();
@@ -239,19 +257,6 @@ fn run_inner(
 
     if let Some(limit) = budgets.memory_limit_bytes {
         rt.set_memory_limit(usize::try_from(limit).unwrap_or(usize::MAX));
-    }
-    let fired = Rc::new(Cell::new(false));
-    let deadline = Instant::now() + Duration::from_millis(budgets.timeout_ms);
-    {
-        let fired = Rc::clone(&fired);
-        rt.set_interrupt_handler(Some(Box::new(move || {
-            if Instant::now() >= deadline {
-                fired.set(true);
-                true
-            } else {
-                false
-            }
-        })));
     }
     let outcome =
         ctx.with(|ctx| drive(&ctx, body, path, bridge, budgets, shared, deadline, &fired));
@@ -573,25 +578,30 @@ pub(crate) fn verdict_from_json(value: &serde_json::Value) -> Result<Verdict, Sa
     }
 }
 
-/// Compiles `code` without running it; on a syntax error returns QuickJS's message and the
-/// 1-based (line, byte column). The code runs in a fresh runtime with a 64 MiB limit.
+/// Parses `code` as an ES module without evaluating any of it; on a syntax error returns
+/// QuickJS's message and the 1-based (line, byte column).
+///
+/// No execution: the module is only declared (`Module::declare`, QuickJS's
+/// `JS_EVAL_FLAG_COMPILE_ONLY`), so no statement of `code` runs, not even one that closes a
+/// wrapper the caller put around a body. The runtime has no module loader, so an `import`
+/// the code declares is refused, never loaded. Module code is strict mode (FORMAT §A.6: hook
+/// files are ES modules), so this check is at least as strict as the run. The parse runs in
+/// a fresh runtime with a 1 MiB stack and a 64 MiB memory limit (bounded work).
 pub(crate) fn compile_only(code: &str, filename: &str) -> Option<(String, Option<(u32, u32)>)> {
     let rt = match Runtime::new() {
         Ok(rt) => rt,
         Err(e) => return Some((format!("the sandbox failed to start: {e}"), None)),
     };
     rt.set_max_stack_size(STACK_LIMIT_BYTES);
-    rt.set_memory_limit(64 * 1024 * 1024);
+    rt.set_memory_limit(COMPILE_MEMORY_LIMIT_BYTES);
+    // No interrupt handler: declaring runs nothing, and one that always fires would also
+    // stop QuickJS from recording the error's position.
     let ctx = match Context::full(&rt) {
         Ok(ctx) => ctx,
         Err(e) => return Some((format!("the sandbox failed to start: {e}"), None)),
     };
-    ctx.with(|ctx| {
-        let mut opts = EvalOptions::default();
-        opts.global = true;
-        opts.strict = false;
-        opts.filename = Some(filename.to_string());
-        match ctx.eval_with_options::<Value, _>(code, opts).catch(&ctx) {
+    ctx.with(
+        |ctx| match rquickjs::Module::declare(ctx.clone(), filename, code).catch(&ctx) {
             Ok(_) => None,
             Err(CaughtError::Exception(ex)) => {
                 let message = ex.message().unwrap_or_default();
@@ -599,8 +609,8 @@ pub(crate) fn compile_only(code: &str, filename: &str) -> Option<(String, Option
                 Some((message, at))
             }
             Err(other) => Some((other.to_string(), None)),
-        }
-    })
+        },
+    )
 }
 
 #[cfg(test)]

@@ -37,6 +37,8 @@ impl Bridge for BridgeAdapter<'_> {
     }
 }
 
+/// The run's budgets from the workflow's `settings`, clamped to the ceilings
+/// ([`Budgets::clamped`]): a workflow may lower them, never raise them past those.
 fn budgets(timeout_ms: Option<u64>, memory: Option<u64>, calls: Option<u64>) -> Budgets {
     let mut b = Budgets::default();
     if let Some(t) = timeout_ms {
@@ -48,7 +50,7 @@ fn budgets(timeout_ms: Option<u64>, memory: Option<u64>, calls: Option<u64>) -> 
     if calls.is_some() {
         b.max_ptc_calls = calls;
     }
-    b
+    b.clamped()
 }
 
 fn script_error(e: SandboxError) -> ScriptError {
@@ -126,6 +128,21 @@ mod tests {
             },
             &mut Files,
         )
+    }
+
+    #[test]
+    fn the_runs_budgets_are_clamped_to_the_ceilings() {
+        let b = budgets(Some(u64::MAX), Some(u64::MAX), None);
+        assert_eq!(b.timeout_ms, crate::sandbox::MAX_SANDBOX_TIMEOUT_MS);
+        assert_eq!(
+            b.memory_limit_bytes,
+            Some(crate::sandbox::MAX_SANDBOX_MEMORY_LIMIT_BYTES)
+        );
+        let b = budgets(Some(20), Some(1 << 20), Some(3));
+        assert_eq!(
+            (b.timeout_ms, b.memory_limit_bytes, b.max_ptc_calls),
+            (20, Some(1 << 20), Some(3))
+        );
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 /// Default `memoryLimitBytes` when `settings` sets none: 64 MiB. UNCONFIRMED: the reference's
 /// QuickJS default was not read; this bounds a runaway script without touching real ones.
 pub const DEFAULT_MEMORY_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+/// Ceiling of `memoryLimitBytes` (256 MiB): as [`MAX_SANDBOX_TIMEOUT_MS`], for memory.
+pub use wfx_schemas::model::workflow::MAX_SANDBOX_MEMORY_LIMIT_BYTES;
+/// Ceiling of `timeoutMs` (30,000 ms): a workflow may lower its scripts' time budget, never
+/// raise it past this (bounded work; `check` warns with `WFX261`). Defined in the format
+/// crate so the rule and the runner share one number.
+pub use wfx_schemas::model::workflow::MAX_SANDBOX_TIMEOUT_MS;
 /// Default `maxPtcCalls` when `settings` sets none: 256 `tools.*` calls per run, the default of
 /// the QuickJS REPL the reference embeds.
 pub const DEFAULT_MAX_PTC_CALLS: u64 = 256;
@@ -96,7 +102,11 @@ impl Budgets {
     /// Reads the budgets from a workflow's `settings` mapping as JSON (FORMAT §A.1): positive
     /// integers for `timeoutMs` and `memoryLimitBytes`, an integer ≥ 0 or `null` for
     /// `maxPtcCalls`. Absent or malformed values keep the defaults (the schema rules report
-    /// them).
+    /// them). Bounded work: `timeoutMs` and `memoryLimitBytes` are clamped to
+    /// [`MAX_SANDBOX_TIMEOUT_MS`] and [`MAX_SANDBOX_MEMORY_LIMIT_BYTES`] (a workflow may
+    /// lower its budgets, never raise them past the ceilings; `check` warns, `WFX261`).
+    /// `maxPtcCalls` has no ceiling: `null` (unlimited) is the format's, and every call
+    /// counts against the clamped time budget.
     pub fn from_settings(settings: Option<&serde_json::Value>) -> Self {
         let mut out = Self::default();
         let Some(map) = settings.and_then(serde_json::Value::as_object) else {
@@ -122,7 +132,21 @@ impl Budgets {
             }
             None => {}
         }
-        out
+        out.clamped()
+    }
+
+    /// These budgets with `timeout_ms` at most [`MAX_SANDBOX_TIMEOUT_MS`] and
+    /// `memory_limit_bytes` at most [`MAX_SANDBOX_MEMORY_LIMIT_BYTES`] (`None`, unlimited,
+    /// becomes the ceiling too). Bounded work: every run the runner starts goes through this.
+    pub fn clamped(mut self) -> Self {
+        self.timeout_ms = self.timeout_ms.min(MAX_SANDBOX_TIMEOUT_MS);
+        self.memory_limit_bytes = Some(
+            self.memory_limit_bytes
+                .map_or(MAX_SANDBOX_MEMORY_LIMIT_BYTES, |b| {
+                    b.min(MAX_SANDBOX_MEMORY_LIMIT_BYTES)
+                }),
+        );
+        self
     }
 }
 

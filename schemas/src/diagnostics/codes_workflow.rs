@@ -492,6 +492,15 @@ code!(
     "`WORKFLOW.md` has YAML frontmatter",
     "`workflow.yaml` is the machine spec; `WORKFLOW.md` beside it is prose only, so frontmatter there declares a competing machine.\n\nFails:\n```markdown\n---\nstates: {}\n---\n# Notes\n```\nPasses:\n```markdown\n# Notes\n```"
 );
+code!(
+    WF_SANDBOX_BUDGET_ABOVE_CEILING,
+    "WFX261",
+    "sandbox-budget-above-ceiling",
+    Warning,
+    "§A.1",
+    "a sandbox budget in `settings` is above the runner's ceiling",
+    "`settings.timeoutMs` and `settings.memoryLimitBytes` budget each hook and `archmax_run` script run. A workflow may lower them, but `wfx-lsp test` never lets a workflow raise them past its ceilings (30,000 ms and 268,435,456 bytes, 256 MiB): a larger value is clamped to the ceiling when cases run.\n\nWarns:\n```yaml\nsettings: { timeoutMs: 600000 }\n```\nPasses:\n```yaml\nsettings: { timeoutMs: 10000 }\n```"
+);
 
 /// The `WFX2xx` codes.
 pub static CODES: &[&CodeInfo] = &[
@@ -549,4 +558,5 @@ pub static CODES: &[&CodeInfo] = &[
     &WF_UNKNOWN_TRIGGER_KEY,
     &WF_UNGUARANTEED_GUARD_REFERENCE,
     &WF_WORKFLOW_MD_FRONTMATTER,
+    &WF_SANDBOX_BUDGET_ABOVE_CEILING,
 ];

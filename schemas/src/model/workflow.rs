@@ -5,6 +5,15 @@ use super::{Spanned, as_u64, spanned_str, spanned_strs};
 use crate::text::TextRange;
 use crate::yaml::{Node, Value};
 
+/// Ceiling of `settings.timeoutMs` (FORMAT §A.1) the runner honours: 30,000 ms per script
+/// run. Bounded work: a workflow may lower its sandbox's time budget, never raise it past
+/// this; `wfx-lsp test` clamps a larger value to it and `check` warns (`WFX261`).
+pub const MAX_SANDBOX_TIMEOUT_MS: u64 = 30_000;
+/// Ceiling of `settings.memoryLimitBytes` (FORMAT §A.1) the runner honours: 256 MiB
+/// (268,435,456 bytes) per script run. Bounded work: a larger value is clamped to it at run
+/// time and `check` warns (`WFX261`).
+pub const MAX_SANDBOX_MEMORY_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Essential tools: always shown and permitted in every state (FORMAT §E.5). The single
 /// list every rule, the runner's governance and the IDE read.
 pub const ESSENTIAL_TOOLS: &[&str] = &[

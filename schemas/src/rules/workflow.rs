@@ -784,6 +784,33 @@ fn shape_settings(cx: &mut Cx<'_>, v: &Node) {
             expect_int(cx, n, &format!("settings.{k}"), 1);
         }
     }
+    // Bounded work: the runner clamps its sandbox budgets to these ceilings.
+    for (k, ceiling, unit) in [
+        (
+            "timeoutMs",
+            crate::model::workflow::MAX_SANDBOX_TIMEOUT_MS,
+            "ms",
+        ),
+        (
+            "memoryLimitBytes",
+            crate::model::workflow::MAX_SANDBOX_MEMORY_LIMIT_BYTES,
+            "bytes",
+        ),
+    ] {
+        if let Some(n) = v.get_value(k)
+            && let Value::Int(i) = n.value
+            && u64::try_from(i).is_ok_and(|i| i > ceiling)
+        {
+            cx.lint(
+                &d::WF_SANDBOX_BUDGET_ABOVE_CEILING,
+                n.range,
+                format!(
+                    "`settings.{k}` is {i} {unit}, above the runner's ceiling of {ceiling} \
+                     {unit}; `wfx-lsp test` runs scripts with {ceiling} {unit}"
+                ),
+            );
+        }
+    }
     if let Some(n) = v.get_value("maxPtcCalls")
         && !n.is_null()
     {
