@@ -215,48 +215,49 @@ pub enum Verdict {
     Reply(Vec<u8>),
 }
 
-/// Judges one body (see the module docs for the rules).
+/// Judges one body (see the module docs for the rules). The body is read straight into
+/// tower-lsp-server's own types (a response first, as its codec does), so a valid message
+/// costs one parse, as it would without this layer; only a rejected body is parsed again
+/// as plain JSON, to tell a parse error from an invalid request and to find its id.
 pub fn judge(body: &[u8]) -> Verdict {
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
-        Err(_) => {
-            return Verdict::Reply(error_frame(
-                &Id::Null,
-                -32700,
-                "Parse error: the body is not UTF-8 JSON",
-            ));
-        }
-    };
-    let id = value
-        .get("id")
-        .and_then(|i| Id::deserialize(i).ok())
-        .unwrap_or(Id::Null);
-    if value.get("method").is_none()
-        && let Ok(resp) = Response::deserialize(&value)
-    {
-        return match serde_json::to_vec(&resp) {
-            Ok(b) => Verdict::Forward(b),
-            Err(_) => Verdict::Reply(error_frame(&id, -32600, "Invalid Request")),
-        };
+    if let Ok(resp) = serde_json::from_slice::<Response>(body) {
+        return forward(&resp);
     }
-    let req = match Request::deserialize(&value) {
-        Ok(r) if value.get("method").is_some_and(Value::is_string) => r,
-        _ => {
-            return Verdict::Reply(error_frame(
+    if let Ok(req) = serde_json::from_slice::<Request>(body)
+        && !req.method().is_empty()
+    {
+        if req.method().starts_with("$/")
+            && let Some(id) = req.id()
+        {
+            return Verdict::Reply(error_frame(id, -32601, "Method not found"));
+        }
+        return forward(&req);
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Err(_) => Verdict::Reply(error_frame(
+            &Id::Null,
+            -32700,
+            "Parse error: the body is not UTF-8 JSON",
+        )),
+        Ok(value) => {
+            let id = value
+                .get("id")
+                .and_then(|i| Id::deserialize(i).ok())
+                .unwrap_or(Id::Null);
+            Verdict::Reply(error_frame(
                 &id,
                 -32600,
                 "Invalid Request: not a JSON-RPC 2.0 request, notification or response",
-            ));
+            ))
         }
-    };
-    if req.method().starts_with("$/")
-        && let Some(rid) = req.id()
-    {
-        return Verdict::Reply(error_frame(rid, -32601, "Method not found"));
     }
-    match serde_json::to_vec(&req) {
+}
+
+/// A message re-serialised from tower-lsp-server's types, so its codec reads it back.
+fn forward<T: serde::Serialize>(msg: &T) -> Verdict {
+    match serde_json::to_vec(msg) {
         Ok(b) => Verdict::Forward(b),
-        Err(_) => Verdict::Reply(error_frame(&id, -32600, "Invalid Request")),
+        Err(_) => Verdict::Reply(error_frame(&Id::Null, -32603, "Internal error")),
     }
 }
 
