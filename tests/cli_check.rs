@@ -322,3 +322,75 @@ fn fix_applies_fixes_beyond_the_per_file_cap() {
     );
     assert_eq!(code, 0, "{}", &stdout[..stdout.len().min(500)]);
 }
+
+/// A case file whose name carries `ESC [2J` and OSC 52 and whose unknown key carries OSC 8
+/// and a C1 CSI (issue 12, inert output): `check` shows them as visible escapes in every
+/// human-readable place (location, message, code frame), GitHub commands stay one line
+/// each, and SARIF's artifact URI is percent-encoded.
+#[test]
+fn hostile_file_names_and_keys_are_inert() {
+    let tmp = corpus_copy();
+    let tests = tmp.path().join("workflows/order-lookup/tests");
+    let name = "x\u{1b}[2J\u{1b}]52;c;aGk=\u{7}.test.yaml";
+    std::fs::write(
+        tests.join(name),
+        "title: Hostile\ndescription: Controls in a key.\nsteps:\n  - send: hi\n\"\\e]8;;http://x\\a\\x9b2Jk\": 1\n",
+    )
+    .unwrap();
+    let raw = |s: &str| {
+        s.chars()
+            .find(|&c| wfx_schemas::inert::is_unsafe(c) && c != '\n')
+    };
+    let (code, out, err) = run(tmp.path(), &["check", "workflows"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(raw(&out), None, "{out:?}");
+    assert_eq!(raw(&err), None, "{err:?}");
+    assert!(
+        out.contains("x\\u{1b}[2J\\u{1b}]52;c;aGk=\\u{7}.test.yaml:5:1"),
+        "{out}"
+    );
+    assert!(out.contains("\\u{1b}]8;;http://x\\u{7}\\u{9b}2Jk"), "{out}");
+
+    let (_, out, _) = run(tmp.path(), &["check", "--format", "github", "workflows"]);
+    assert_eq!(raw(&out), None, "{out:?}");
+    assert!(out.lines().all(|l| l.starts_with("::")), "{out}");
+    assert!(
+        out.contains(
+            "file=workflows/order-lookup/tests/x\\u{1b}[2J\\u{1b}]52;c;aGk=\\u{7}.test.yaml,line=5"
+        ),
+        "{out}"
+    );
+
+    let (_, out, _) = run(tmp.path(), &["check", "--format", "sarif", "workflows"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let uris: Vec<&str> = v["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        uris.contains(&"workflows/order-lookup/tests/x%1B%5B2J%1B%5D52%3Bc%3BaGk%3D%07.test.yaml"),
+        "{uris:?}"
+    );
+}
+
+/// Error messages on stderr are inert too: a path argument with `ESC [2J`.
+#[test]
+fn hostile_path_arguments_are_inert_in_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(tmp.path(), &["check", "no\u{1b}[2Jsuch"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(err.contains("no\\u{1b}[2Jsuch"), "{err}");
+    let (code, _, err) = run(tmp.path(), &["graph", "no\u{1b}]52;c;aGk=\u{7}"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    let (code, _, err) = run(tmp.path(), &["test", "no\u{1b}[2Jsuch"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}

@@ -449,3 +449,129 @@ fn exit_without_shutdown_during_a_bundled_run_of_all_cases() {
     );
     assert_eq!(status.code(), Some(1), "{status}");
 }
+
+impl Server {
+    /// Writes raw bytes to the server's stdin (no framing added).
+    fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let w = self.stdin.as_mut().unwrap();
+        w.write_all(bytes).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// The next error response with `id` and `code`.
+    fn error_reply(&mut self, id: &Value, code: i64) -> Value {
+        self.wait_for(&format!("error {code} for id {id}"), |m| {
+            m.get("method").is_none() && &m["id"] == id && m["error"]["code"] == code
+        })
+    }
+}
+
+fn raw_frame(body: &[u8]) -> Vec<u8> {
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// Protocol abuse over real stdio (issue 12): each malformed message gets the error reply
+/// JSON-RPC 2.0 prescribes, and a normal request sent right after it still gets its
+/// answer. The framing layer is `wfx_lsp::lsp::framing`.
+#[test]
+fn malformed_messages_get_error_replies_and_the_server_keeps_serving() {
+    let tmp = corpus_copy();
+    let root = tmp.path().join("customer-support");
+    let (mut s, u) = started_on_example(&root);
+
+    // Invalid JSON: -32700, id null.
+    s.send_raw(&raw_frame(b"{\"jsonrpc\": \"2.0\", \"method\": "));
+    s.error_reply(&Value::Null, -32700);
+    s.assert_serving(&u);
+
+    // Invalid UTF-8 in the body: -32700.
+    s.send_raw(&raw_frame(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\",\"id\":5}",
+    ));
+    s.error_reply(&Value::Null, -32700);
+    s.assert_serving(&u);
+
+    // Valid JSON that is not a JSON-RPC object: -32600, id null.
+    for body in [&b"42"[..], b"{\"foo\":1}", b"[]", b"null"] {
+        s.send_raw(&raw_frame(body));
+        s.error_reply(&Value::Null, -32600);
+        s.assert_serving(&u);
+    }
+    // An object with a usable id but a bad method: -32600 with that id.
+    s.send_raw(&raw_frame(br#"{"jsonrpc":"2.0","method":7,"id":4242}"#));
+    s.error_reply(&json!(4242), -32600);
+    s.assert_serving(&u);
+    // A wrong protocol version.
+    s.send_raw(&raw_frame(
+        br#"{"jsonrpc":"1.0","method":"shutdown","id":"v1"}"#,
+    ));
+    s.error_reply(&json!("v1"), -32600);
+    s.assert_serving(&u);
+
+    // Bad headers: a non-numeric length, a line without a colon, no Content-Length at
+    // all. Each is a parse error, and the next well-framed message is read.
+    s.send_raw(b"Content-Length: abc\r\n\r\n{}");
+    s.error_reply(&Value::Null, -32700);
+    s.assert_serving(&u);
+    s.send_raw(b"this is not a header\r\n\r\n");
+    s.error_reply(&Value::Null, -32700);
+    s.assert_serving(&u);
+    s.send_raw(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}\r\n");
+    s.error_reply(&Value::Null, -32700);
+    s.assert_serving(&u);
+    // A header line of 1 MiB (over the 8 KiB limit) is not buffered.
+    let mut long = b"X-Long: ".to_vec();
+    long.extend(std::iter::repeat_n(b'a', 1 << 20));
+    long.extend_from_slice(b"\r\n\r\n");
+    s.send_raw(&long);
+    s.error_reply(&Value::Null, -32700);
+    s.assert_serving(&u);
+
+    // A `$/…` request with an id gets MethodNotFound (a notification gets nothing).
+    s.notify("$/unknownNotification", json!({}));
+    s.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "$/foo", "params": {}}));
+    let r = s.error_reply(&json!(77), -32601);
+    assert_eq!(r["id"], 77);
+    s.assert_serving(&u);
+}
+
+/// A `Content-Length` over the 64 MiB limit is answered with -32600 and its body is
+/// skipped without being stored; the server's memory stays bounded and the next request
+/// is answered.
+#[test]
+fn an_oversized_message_is_skipped_and_the_server_keeps_serving() {
+    let tmp = corpus_copy();
+    let root = tmp.path().join("customer-support");
+    let (mut s, u) = started_on_example(&root);
+    let len: usize = (64 << 20) + 1;
+    s.send_raw(format!("Content-Length: {len}\r\n\r\n").as_bytes());
+    let chunk = vec![b' '; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        s.send_raw(&chunk[..n]);
+        left -= n;
+    }
+    let r = s.error_reply(&Value::Null, -32600);
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("67108865"),
+        "{r}"
+    );
+    s.assert_serving(&u);
+    // Resident memory stays far below the announced body (Linux: VmHWM in /proc).
+    if let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())) {
+        let hwm_kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        println!("peak resident memory after a 64 MiB + 1 body: {hwm_kib} KiB");
+        assert!(
+            hwm_kib < 60 << 10,
+            "the skipped body was buffered: {hwm_kib} KiB"
+        );
+    }
+}

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use wfx_schemas::files::FileAccess;
+use wfx_schemas::inert::inert;
 use wfx_schemas::workspace::{WorkflowDir, discover_cases, discover_workflows};
 
 use crate::clock::{Clock, SystemClock};
@@ -108,7 +109,7 @@ struct Plan {
 }
 
 fn usage(stderr: &mut dyn Write, msg: &str) -> i32 {
-    let _ = writeln!(stderr, "Error: {msg} (try: wfx-lsp test --help)");
+    let _ = writeln!(stderr, "Error: {} (try: wfx-lsp test --help)", inert(msg));
     2
 }
 
@@ -261,18 +262,18 @@ pub fn run_cli_with(
         let run = match run_workflow(&ro, dir, &mut narrate) {
             Ok(r) => r,
             Err(SuiteError::Refused(m)) => {
-                let _ = writeln!(stderr, "Error: {m}");
+                let _ = writeln!(stderr, "Error: {}", inert(&m));
                 return 1;
             }
             Err(SuiteError::NoWorkflow(m)) => return usage(stderr, &m),
         };
         if run.result.skipped.is_some() {
-            let _ = writeln!(stderr, "{}: suite skipped — disabled", dir.slug);
+            let _ = writeln!(stderr, "{}: suite skipped — disabled", inert(&dir.slug));
         } else if run.filter_matched_nothing {
             let _ = writeln!(
                 stderr,
                 "Error: no cases matched '{}' ({} discovered)",
-                filter.as_deref().unwrap_or(""),
+                inert(filter.as_deref().unwrap_or("")),
                 run.result.discovered
             );
             code = 1;
@@ -318,12 +319,17 @@ pub fn run_cli_with(
         if let Err(e) = write_reports(&out, &opts.reporters, &runs, &fs, &meta) {
             let _ = writeln!(
                 stderr,
-                "Error: cannot write reports to {}: {e}",
-                out.display()
+                "Error: cannot write reports to {}: {}",
+                inert(&out.display().to_string()),
+                inert(&e.to_string())
             );
             return 2;
         }
-        let _ = writeln!(stderr, "reports written to {}", out.display());
+        let _ = writeln!(
+            stderr,
+            "reports written to {}",
+            inert(&out.display().to_string())
+        );
     }
     code
 }

@@ -2,10 +2,17 @@
 //! state flow and verdict line with indented failures, `N assertions not executed`, a
 //! summary), the stdout summary line, JUnit XML, Markdown, and the `history.jsonl` row.
 //! Every reporter writes to any `Write`; output depends only on its input.
+//!
+//! Each escapes for where it is read (security promises "inert output" and "report
+//! escaping"): the narration goes through [`inert`] (terminal controls shown as `\u{1b}`),
+//! JUnit through [`xml`] and [`xml_attr`] (markup escaped, characters XML 1.0 forbids replaced by U+FFFD),
+//! Markdown through [`md`] (no raw HTML, no code spans, no table breaks), and the history
+//! row through serde_json.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
+use wfx_schemas::inert::{inert, inert_lines, is_unsafe};
 
 use crate::interpret::{CaseRun, RecordStatus, VerdictStatus};
 use crate::suite::SuiteRun;
@@ -55,7 +62,8 @@ impl Counts {
 pub fn header(w: &mut dyn Write, workflow: &str, cases: usize) -> io::Result<()> {
     writeln!(
         w,
-        "wfx-lsp test · {workflow} · {cases} case{} · deterministic runner, scripted agents",
+        "wfx-lsp test · {} · {cases} case{} · deterministic runner, scripted agents",
+        inert(workflow),
         if cases == 1 { "" } else { "s" }
     )
 }
@@ -66,20 +74,23 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
     let r = &run.result;
     writeln!(w)?;
     match &r.title {
-        Some(t) => writeln!(w, "  {} · {t}", r.id)?,
-        None => writeln!(w, "  {}", r.id)?,
+        Some(t) => writeln!(w, "  {} · {}", inert(&r.id), inert(t))?,
+        None => writeln!(w, "  {}", inert(&r.id))?,
     }
     if !run.flow.is_empty() {
-        writeln!(w, "    {}", run.flow)?;
+        writeln!(w, "    {}", inert(&run.flow))?;
     }
     match r.verdict.status {
         VerdictStatus::Passed => writeln!(w, "  ✔ passed ({} ms)", run.duration_ms)?,
         VerdictStatus::Failed => writeln!(w, "  ✖ failed ({} ms)", run.duration_ms)?,
-        VerdictStatus::Skipped => {
-            writeln!(w, "  ○ skipped: {}", r.skip_reason.as_deref().unwrap_or(""))?
-        }
+        VerdictStatus::Skipped => writeln!(
+            w,
+            "  ○ skipped: {}",
+            inert(r.skip_reason.as_deref().unwrap_or(""))
+        )?,
     }
     for f in &r.verdict.failures {
+        let f = inert_lines(f);
         let mut lines = f.lines();
         if let Some(first) = lines.next() {
             writeln!(w, "      {first}")?;
@@ -127,18 +138,18 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
 pub fn summary(w: &mut dyn Write, run: &SuiteRun) -> io::Result<()> {
     let c = Counts::of(run);
     writeln!(w)?;
-    let names = |s: VerdictStatus| -> Vec<&str> {
+    let names = |s: VerdictStatus| -> Vec<String> {
         run.result
             .results
             .iter()
             .filter(|r| r.verdict.status == s)
-            .map(|r| r.id.as_str())
+            .map(|r| inert(&r.id).into_owned())
             .collect()
     };
     writeln!(
         w,
         "{}: {} ({} ms)",
-        run.result.workflow,
+        inert(&run.result.workflow),
         c.line(),
         run.duration_ms
     )?;
@@ -154,8 +165,22 @@ pub fn summary(w: &mut dyn Write, run: &SuiteRun) -> io::Result<()> {
     Ok(())
 }
 
-fn xml(s: &str) -> String {
-    let mut out = String::new();
+/// Text for XML 1.0 element content: `& < > " '` as entities (so `]]>` and `-->` cannot
+/// appear either), carriage return as `&#13;`, and every character XML 1.0 forbids (C0
+/// controls but tab and line feed, U+FFFE, U+FFFF), the discouraged DEL and C1 controls and
+/// the bidi controls of [`is_unsafe`] as U+FFFD, so the document stays well-formed and inert whatever a title or message holds.
+pub fn xml(s: &str) -> String {
+    xml_escape(s, false)
+}
+
+/// [`xml`] for an attribute value: tab and line feed also as character references, so
+/// attribute-value normalisation keeps them.
+pub fn xml_attr(s: &str) -> String {
+    xml_escape(s, true)
+}
+
+fn xml_escape(s: &str, attr: bool) -> String {
+    let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -163,7 +188,12 @@ fn xml(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => {}
+            '\t' if attr => out.push_str("&#9;"),
+            '\n' if attr => out.push_str("&#10;"),
+            '\t' | '\n' => out.push(c),
+            '\r' => out.push_str("&#13;"),
+            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
+            c if is_unsafe(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -196,7 +226,7 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
         writeln!(
             w,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">",
-            xml(&run.result.workflow),
+            xml_attr(&run.result.workflow),
             c.passed + c.failed + c.skipped,
             c.failed,
             c.skipped,
@@ -211,9 +241,9 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
             write!(
                 w,
                 "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"{}\"",
-                xml(&run.result.workflow),
-                xml(&name),
-                xml(&case.path),
+                xml_attr(&run.result.workflow),
+                xml_attr(&name),
+                xml_attr(&case.path),
                 secs(case.duration_ms)
             )?;
             match r.verdict.status {
@@ -223,7 +253,7 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                     writeln!(
                         w,
                         "      <skipped message=\"{}\"/>",
-                        xml(r.skip_reason.as_deref().unwrap_or(""))
+                        xml_attr(r.skip_reason.as_deref().unwrap_or(""))
                     )?;
                     writeln!(w, "    </testcase>")?;
                 }
@@ -243,7 +273,7 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                     writeln!(
                         w,
                         "      <{tag} message=\"{}\">{}</{tag}>",
-                        xml(first.lines().next().unwrap_or("")),
+                        xml_attr(first.lines().next().unwrap_or("")),
                         xml(&r.verdict.failures.join("\n"))
                     )?;
                     if !case.flow.is_empty() {
@@ -258,8 +288,27 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
     writeln!(w, "</testsuites>")
 }
 
-fn md(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
+/// Text for a Markdown table cell or list item: no raw HTML (`&`, `<`, `>` as entities),
+/// Markdown punctuation that could open a code span, emphasis, a link or an image, or end
+/// a table cell backslash-escaped, terminal controls made inert ([`inert_lines`]), and
+/// line breaks as `<br>` (the one tag we write) so a value stays in its cell.
+pub fn md(s: &str) -> String {
+    let s = inert_lines(s);
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' => out.push_str("<br>"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '|' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A Markdown report: a summary line and a table per workflow, then the failures.
@@ -267,7 +316,7 @@ pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
     writeln!(w, "# wfx-lsp test report")?;
     for run in runs {
         writeln!(w)?;
-        writeln!(w, "## {}", run.result.workflow)?;
+        writeln!(w, "## {}", md(&run.result.workflow))?;
         writeln!(w)?;
         if run.result.skipped.is_some() {
             writeln!(w, "Suite skipped — disabled.")?;

@@ -333,3 +333,105 @@ fn output_is_deterministic() {
         })
     );
 }
+
+/// Characters a terminal or a report reader would act on, in a workflow folder name, a case
+/// title and an assertion's text (issue 12): the narration shows them as visible escapes,
+/// JUnit stays well-formed XML with no markup from the input, Markdown has no raw HTML,
+/// code span or table break, and `history.jsonl` stays one JSON row per line.
+#[test]
+fn hostile_names_and_titles_are_inert_in_every_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let slug = "sh\u{1b}[2Jop|`x`\n::error <b>";
+    let dir = tmp.path().join("workflows").join(slug);
+    let tests = dir.join("tests");
+    std::fs::create_dir_all(&tests).unwrap();
+    let shop = ws().join("workflows/shop");
+    std::fs::copy(shop.join("workflow.yaml"), dir.join("workflow.yaml")).unwrap();
+    std::fs::copy(
+        shop.join("tests/never-advances.agent.yaml"),
+        tests.join("hostile.agent.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        tests.join("hostile.test.yaml"),
+        concat!(
+            "description: The agent's reply is checked for text it does not hold.\n",
+            "title: \"T\\e[2J\\e]8;;http://x\\a|`md`|<script>\\e]52;c;aGk=\\a\\u202E\"\n",
+            "steps:\n",
+            "  - send: \"How many A1 are in stock?\"\n",
+            "  - reply: { includes: \"</textarea>\\\"]]>--> \\e[31m\\x9b31m\\n::error file=x::pwned\" }\n",
+        ),
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let opts = TestOptions {
+        reporters: vec!["junit".into(), "markdown".into()],
+        out_dir: Some(out_dir.clone()),
+        skip_grades: true,
+        ..Default::default()
+    };
+    let (code, out, err) = run_in(tmp.path(), &opts, None);
+    assert_eq!(code, 1, "{err}");
+    let raw = |s: &str| {
+        s.chars()
+            .find(|&c| wfx_schemas::inert::is_unsafe(c) && c != '\n')
+    };
+    // The narration: every control character visible, none raw.
+    assert_eq!(raw(&err), None, "{err:?}");
+    assert_eq!(raw(&out), None, "{out:?}");
+    assert!(
+        err.contains(
+            "T\\u{1b}[2J\\u{1b}]8;;http://x\\u{7}|`md`|<script>\\u{1b}]52;c;aGk=\\u{7}\\u{202e}"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("sh\\u{1b}[2Jop|`x`\\n::error <b>"), "{err}");
+    assert!(!err.lines().any(|l| l.starts_with("::error")), "{err}");
+
+    let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
+    assert_eq!(raw(&junit), None, "{junit:?}");
+    for bad in ["<script", "</textarea", "<b>", "\"]]>", "-->"] {
+        assert!(!junit.contains(bad), "{bad} in {junit}");
+    }
+    assert!(junit.contains("&lt;script&gt;"), "{junit}");
+    assert!(junit.contains("&quot;]]&gt;--&gt;"), "{junit}");
+    // Well-formed enough: every tag we opened is closed, and only our tags exist.
+    let tags: Vec<&str> = junit
+        .split('<')
+        .skip(1)
+        .map(|t| t.split([' ', '>', '/']).next().unwrap())
+        .collect();
+    for t in &tags {
+        assert!(
+            [
+                "?xml",
+                "",
+                "testsuites",
+                "testsuite",
+                "testcase",
+                "failure",
+                "error",
+                "system-out",
+                "skipped"
+            ]
+            .contains(t),
+            "tag {t:?} in {junit}"
+        );
+    }
+
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert_eq!(raw(&md), None, "{md:?}");
+    for bad in ["<script", "</textarea", "<b>", "`x`", "|`", "\n::error"] {
+        assert!(!md.contains(bad), "{bad} in {md}");
+    }
+    assert!(md.contains("sh\\\\u{1b}\\[2Jop\\|\\`x\\`"), "{md}");
+    // Each table row keeps its five cells.
+    for row in md.lines().filter(|l| l.starts_with("| ")) {
+        assert_eq!(row.matches(" | ").count(), 4, "{row}");
+    }
+
+    let history = std::fs::read_to_string(out_dir.join("history.jsonl")).unwrap();
+    assert_eq!(history.lines().count(), 1, "{history}");
+    let row: Value = serde_json::from_str(history.trim_end()).unwrap();
+    assert_eq!(row["workflows"][0], slug);
+}

@@ -113,9 +113,38 @@ fn example_suite_report_has_every_case_with_its_graph_and_nothing_external() {
     );
     assert_eq!(html.matches("</svg>").count(), ids.len());
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(html.contains(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'unsafe-inline'\">"
-    ));
+    // The CSP names one nonce; every style element carries it, nothing is 'unsafe-inline'
+    // but style attributes.
+    let meta = html
+        .split("<meta http-equiv=\"Content-Security-Policy\" content=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap();
+    let nonce = meta
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap();
+    assert_eq!(nonce.len(), 32, "{meta}");
+    assert!(nonce.bytes().all(|b| b.is_ascii_hexdigit()), "{meta}");
+    assert_eq!(
+        meta,
+        wfx_runner::report_html::csp(nonce),
+        "the CSP of the page"
+    );
+    assert!(
+        meta.contains(&format!("script-src 'nonce-{nonce}'")),
+        "{meta}"
+    );
+    assert!(!meta.contains("script-src 'unsafe-inline'"), "{meta}");
+    assert!(!meta.contains("style-src 'unsafe-inline'"), "{meta}");
+    let styles = html.matches("<style").count();
+    assert!(styles > 1, "the page style and one per graph");
+    assert_eq!(
+        html.matches(&format!("<style nonce=\"{nonce}\">")).count(),
+        styles,
+        "every style element carries the nonce"
+    );
     for name in ["src", "href", "xlink:href", "action"] {
         for v in attr_values(&html, name) {
             assert!(
@@ -226,7 +255,7 @@ fn failing_case_with_markup_in_its_title_is_escaped_and_detailed() {
     let text = std::fs::read_to_string(&case).unwrap();
     let text = text.replace(
         "title: Refund denied for an undelivered order",
-        "title: \"<script>alert('t')</script> & <img src=x onerror=alert(1)>\"",
+        "title: \"<script>x</script></textarea>\\\"]]>--><style> & <img src=x>\"",
     );
     assert!(text.contains("<script>"));
     let text = text.replace(
@@ -262,7 +291,15 @@ fn failing_case_with_markup_in_its_title_is_escaped_and_detailed() {
     );
     assert!(!html.contains("<script"), "unescaped title");
     assert!(!html.contains("<img"), "unescaped title");
+    assert!(!html.contains("</textarea"), "unescaped title");
+    assert!(!html.contains("\"]]>"), "unescaped title");
+    assert!(!html.contains("<style>"), "unescaped title");
+    assert_eq!(
+        html.matches("<style").count(),
+        html.matches("<style nonce=\"").count(),
+        "only our style elements, each with the nonce"
+    );
     assert!(html.contains(
-        "&lt;script&gt;alert(&#39;t&#39;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;"
+        "&lt;script&gt;x&lt;/script&gt;&lt;/textarea&gt;&quot;]]&gt;--&gt;&lt;style&gt; &amp; &lt;img src=x&gt;"
     ));
 }

@@ -413,23 +413,49 @@ fn mermaid_id(id: &str) -> String {
     s
 }
 
-/// Escapes text for a quoted Mermaid label: quotes and pipes become entity codes, line
-/// breaks become `<br/>` (a raw break would end the statement).
+/// Escapes text for a quoted Mermaid label (report escaping): `#` (so user text cannot
+/// spell an entity code), quotes, pipes, `<`, `>`, `&` and backticks become Mermaid entity
+/// codes, so a label can neither close its quotes nor become HTML or a Markdown string;
+/// line breaks become `<br/>` (a raw break would end the statement); other control and
+/// bidi characters ([`crate::inert::is_unsafe`]) become U+FFFD.
 fn escape_mermaid(s: &str) -> String {
-    s.replace('"', "#quot;")
-        .replace('|', "#124;")
-        .replace("\r\n", "<br/>")
-        .replace(['\n', '\r'], "<br/>")
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '#' => out.push_str("#35;"),
+            '"' => out.push_str("#quot;"),
+            '|' => out.push_str("#124;"),
+            '<' => out.push_str("#60;"),
+            '>' => out.push_str("#62;"),
+            '&' => out.push_str("#38;"),
+            '`' => out.push_str("#96;"),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\r' => out.push_str("<br/>"),
+            c if crate::inert::is_unsafe(c) => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Escapes text for a quoted DOT string: backslashes and quotes are escaped and line
 /// breaks become the `\n` escape (a raw break inside a string splits the statement for
-/// line-oriented readers, and a literal backslash-`n` in a name stays literal).
+/// some readers); other control and bidi characters become U+FFFD.
 fn escape_dot(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace("\r\n", "\\n")
         .replace(['\n', '\r'], "\\n")
+        .chars()
+        .map(|c| {
+            if crate::inert::is_unsafe(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 fn truncate(s: &str, max_chars: usize) -> String {
@@ -629,5 +655,44 @@ mod svg_tests {
             rendered += 1;
         }
         assert_eq!(rendered, 2);
+    }
+
+    /// Hostile titles and transition descriptions stay inside their quoted labels: no raw
+    /// HTML, no entity spelled by the user, no closed quote, no raw control character.
+    #[test]
+    fn hostile_labels_are_escaped_in_mermaid_and_dot() {
+        let src = "states:\n  a:\n    title: \"x<script>alert(1)</script>\\\"]] --> b & #quot; `md` \\u001b[2J\"\n    transitions:\n      - { to: b, description: \"a|b\\n::error x \\e[2J \\\"q\" }\n  b: {}\n";
+        let g = Graph::from_workflow(&Workflow::from_node(&crate::yaml::parse(src).documents[0]));
+        let m = g.to_mermaid(None);
+        for bad in [
+            "<script",
+            "</script",
+            "\u{1b}",
+            "#quot; `",
+            "`md`",
+            "a|b",
+            "\n::error",
+        ] {
+            assert!(!m.contains(bad), "{bad:?} in {m}");
+        }
+        assert!(m.contains("#60;script#62;"), "{m}");
+        assert!(m.contains("#35;quot;"), "{m}");
+        assert!(m.contains("#96;md#96;"), "{m}");
+        // The description's line break is collapsed by the model; no line starts a command.
+        assert!(
+            m.contains("|\"a#124;b ::error x \u{fffd}[2J #quot;q\"|"),
+            "{m}"
+        );
+        assert!(!m.lines().any(|l| l.trim_start().starts_with("::")), "{m}");
+        // Every label opens and closes its quotes on one line.
+        for line in m.lines() {
+            assert_eq!(line.matches('"').count() % 2, 0, "{line}");
+        }
+        let d = g.to_dot(None);
+        assert!(!d.contains('\u{1b}'), "{d}");
+        assert!(
+            d.contains("label=\"a|b ::error x \u{fffd}[2J \\\"q\""),
+            "{d}"
+        );
     }
 }

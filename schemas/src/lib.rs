@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod docs;
 pub mod files;
 pub mod graph;
+pub mod inert;
 pub mod jsregex;
 pub mod model;
 pub mod rules;

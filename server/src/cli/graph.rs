@@ -22,6 +22,7 @@ use wfx_runner::suite::{RunOptions, run_case_file};
 use wfx_schemas::check::load_workflow;
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::graph::{CasePath, Graph};
+use wfx_schemas::inert::inert;
 use wfx_schemas::workspace::{self, WorkflowDir, case_id};
 
 use super::{EXIT_OK, EXIT_USAGE};
@@ -227,7 +228,7 @@ pub fn run_graph(
     let text = match graph_inner(opts, cwd) {
         Ok(t) => t,
         Err(e) => {
-            let _ = writeln!(stderr, "error: {e}");
+            let _ = writeln!(stderr, "error: {}", inert(&e.to_string()));
             return EXIT_USAGE;
         }
     };
@@ -242,7 +243,7 @@ pub fn run_graph(
     match written {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            let _ = writeln!(stderr, "error: {e}");
+            let _ = writeln!(stderr, "error: {}", inert(&e.to_string()));
             EXIT_USAGE
         }
     }

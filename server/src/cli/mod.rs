@@ -19,6 +19,7 @@ use std::path::Path;
 use wfx_schemas::check::check_paths;
 use wfx_schemas::diagnostics::{Diagnostic, Related, TextEdit, cap_per_file};
 use wfx_schemas::files::FileAccess;
+use wfx_schemas::inert::inert;
 
 use crate::disk::DiskFiles;
 use render::Report;
@@ -322,7 +323,7 @@ pub fn run_check(
     let mut groups = match groups(&opts.paths, cwd) {
         Ok(g) => g,
         Err(e) => {
-            let _ = writeln!(stderr, "error: {e}");
+            let _ = writeln!(stderr, "error: {}", inert(&e.to_string()));
             return EXIT_USAGE;
         }
     };
@@ -338,7 +339,7 @@ pub fn run_check(
             match apply_fixes(g) {
                 Ok(n) => total += n,
                 Err(e) => {
-                    let _ = writeln!(stderr, "error: {e}");
+                    let _ = writeln!(stderr, "error: {}", inert(&e.to_string()));
                     return EXIT_USAGE;
                 }
             }
@@ -352,7 +353,7 @@ pub fn run_check(
     let report = match run_groups(&groups) {
         Ok(r) => r,
         Err(e) => {
-            let _ = writeln!(stderr, "error: {e}");
+            let _ = writeln!(stderr, "error: {}", inert(&e.to_string()));
             return EXIT_USAGE;
         }
     };
@@ -373,7 +374,7 @@ pub fn run_check(
             if opts.paths.is_empty() {
                 ".".to_owned()
             } else {
-                opts.paths.join(", ")
+                inert(&opts.paths.join(", ")).into_owned()
             }
         );
         return EXIT_USAGE;
@@ -385,7 +386,11 @@ pub fn run_check(
         Format::Sarif => render::sarif(&report, stdout),
     };
     if let Err(e) = written.and_then(|()| stdout.flush()) {
-        let _ = writeln!(stderr, "error: cannot write the output: {e}");
+        let _ = writeln!(
+            stderr,
+            "error: cannot write the output: {}",
+            inert(&e.to_string())
+        );
         return EXIT_USAGE;
     }
     if report.errors() > 0 {

@@ -14,6 +14,7 @@ use std::panic::AssertUnwindSafe;
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde_json::{Value, json};
 use wfx_schemas::diagnostics::{Diagnostic, Severity, all_codes};
+use wfx_schemas::inert::{frame_char, inert, inert_lines};
 use wfx_schemas::text::{LineIndex, Position, PositionEncoding, TextRange};
 
 /// Where the diagnostics page lives; `#<code-lowercase>` anchors each code. Shared by SARIF
@@ -123,7 +124,9 @@ pub fn summary_line(report: &Report) -> String {
 /// the diagnostic so a 10 MB one-line file prints a short frame.
 const MAX_EXCERPT: u32 = 400;
 
-/// Renders code frames plus a summary line.
+/// Renders code frames plus a summary line. Inert output: messages, file names, notes and
+/// fix titles go through [`inert`]; in the excerpt each unsafe character becomes one
+/// visible character ([`frame_char`]) so columns and underlines stay where they were.
 pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()> {
     let sources = report.sources();
     let renderer = if color {
@@ -139,7 +142,9 @@ pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
             Severity::Hint => Level::HELP,
         };
         let start = pos(&sources, &d.file, d.range.start, PositionEncoding::Utf32);
-        let mut group = Group::with_title(level.primary_title(d.message.as_str()).id(d.code.code));
+        let message = inert_lines(&d.message);
+        let file = inert(&d.file);
+        let mut group = Group::with_title(level.primary_title(message.as_ref()).id(d.code.code));
         // With a path, annotate-snippets prints `--> file:line:col` itself, counting the
         // column in characters from the excerpt's first byte; every excerpt starts at a line
         // start, so that column is LineIndex's UTF-32 column + 1. Where no short excerpt
@@ -149,16 +154,17 @@ pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
             .and_then(|src| excerpt(src, d.range))
         {
             Some((text, first_line, span)) => {
+                let (text, span) = frame_safe(text, span);
                 group = group.element(
                     Snippet::source(text)
-                        .path(d.file.as_str())
+                        .path(file.as_ref())
                         .line_start(first_line as usize + 1)
                         .annotation(AnnotationKind::Primary.span(span.as_usize())),
                 );
             }
             None => {
                 group = group.element(
-                    Origin::path(d.file.as_str())
+                    Origin::path(file.as_ref())
                         .line(start.line as usize + 1)
                         .char_column(start.character as usize + 1),
                 );
@@ -168,17 +174,18 @@ pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
             let p = pos(&sources, &r.file, r.range.start, PositionEncoding::Utf32);
             let note = format!(
                 "{}:{}:{}: {}",
-                r.file,
+                inert(&r.file),
                 p.line + 1,
                 p.character + 1,
-                r.message
+                inert_lines(&r.message)
             );
             group = group.element(Level::NOTE.message(note));
         }
         for f in &d.fixes {
-            group = group.element(
-                Level::HELP.message(format!("fix available (apply with --fix): {}", f.title)),
-            );
+            group = group.element(Level::HELP.message(format!(
+                "fix available (apply with --fix): {}",
+                inert(&f.title)
+            )));
         }
         // annotate-snippets slices strings; should it ever panic, print the location alone.
         let rendered = std::panic::catch_unwind(AssertUnwindSafe(|| renderer.render(&[group])))
@@ -187,8 +194,8 @@ pub fn human(report: &Report, color: bool, out: &mut dyn Write) -> io::Result<()
                     "{}[{}]: {}\n --> {}:{}:{}",
                     d.severity.as_str(),
                     d.code.code,
-                    d.message,
-                    d.file,
+                    message,
+                    file,
                     start.line + 1,
                     start.character + 1
                 )
@@ -227,6 +234,28 @@ fn excerpt<'a>(src: &Source<'a>, range: TextRange) -> Option<(&'a str, u32, Text
         end += 1;
     }
     Some((text, l0, TextRange::new(start, end)))
+}
+
+/// `text` with every unsafe character replaced by one visible one ([`frame_char`]), and
+/// `span` moved onto the replaced text.
+fn frame_safe(text: &str, span: TextRange) -> (String, TextRange) {
+    let mut out = String::with_capacity(text.len());
+    let (mut start, mut end) = (None, None);
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if i as u32 >= span.start && start.is_none() {
+            start = Some(out.len() as u32);
+        }
+        if i as u32 >= span.end && end.is_none() {
+            end = Some(out.len() as u32);
+        }
+        // A CRLF line end is laid out by the renderer; a lone CR is shown.
+        let crlf = c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n');
+        out.push(if crlf { c } else { frame_char(c).unwrap_or(c) });
+    }
+    let len = out.len() as u32;
+    let start = start.unwrap_or(len);
+    (out, TextRange::new(start, end.unwrap_or(len).max(start)))
 }
 
 fn floor_char(text: &str, mut at: u32) -> u32 {
@@ -300,16 +329,20 @@ pub fn json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{text}")
 }
 
-/// Escapes a workflow-command message (`%`, CR, LF).
+/// Escapes a workflow-command message: terminal controls made inert ([`inert_lines`]),
+/// then GitHub's own escapes (`%`, CR, LF), so a message cannot end its command line and
+/// start another (`\n::error …`).
 fn gh_data(s: &str) -> String {
-    s.replace('%', "%25")
+    inert_lines(s)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
-/// Escapes a workflow-command property value (also `:` and `,`).
+/// Escapes a workflow-command property value (also `:` and `,`, so a file name cannot
+/// close the properties with `::`).
 fn gh_prop(s: &str) -> String {
-    gh_data(s).replace(':', "%3A").replace(',', "%2C")
+    gh_data(&inert(s)).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// One `::error file=…,line=…,col=…,endLine=…,endColumn=…,title=WFX104::message` line per
@@ -338,6 +371,21 @@ pub fn github(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// A display path as a SARIF `artifactLocation.uri` (a relative URI reference, RFC 3986):
+/// every byte but the unreserved characters and `/` percent-encoded, so a space, `#`, `?`,
+/// `%` or a control character in a file name cannot change what the URI points at.
+pub fn sarif_uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 fn sarif_level(s: Severity) -> &'static str {
@@ -389,7 +437,7 @@ pub fn sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
                 "level": sarif_level(d.severity),
                 "message": {"text": d.message},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": d.file},
+                    "artifactLocation": {"uri": sarif_uri(&d.file)},
                     "region": sarif_region(&sources, &d.file, d.range),
                 }}],
             });
@@ -405,7 +453,7 @@ pub fn sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
                             "id": i,
                             "message": {"text": rel.message},
                             "physicalLocation": {
-                                "artifactLocation": {"uri": rel.file},
+                                "artifactLocation": {"uri": sarif_uri(&rel.file)},
                                 "region": sarif_region(&sources, &rel.file, rel.range),
                             },
                         })
@@ -431,4 +479,101 @@ pub fn sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     });
     let text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
     writeln!(out, "{text}")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+    use wfx_schemas::diagnostics::CASE_UNKNOWN_KEY;
+    use wfx_schemas::inert::is_unsafe;
+
+    /// A file name with `ESC [2J` and OSC 52, a message with OSC 8 and a newline followed by
+    /// a workflow command, and a source line holding ESC, C1 CSI and a bidi override.
+    fn hostile() -> Report {
+        let file = "workflows/w/tests/a\u{1b}[2J\u{1b}]52;c;aGk=\u{7}, b::c%.test.yaml".to_owned();
+        let text = "title: x\n\u{1b}[31mkey\u{9b}1m\u{202e}: 1\nsteps: []\n".to_owned();
+        let start = text.find("key").unwrap() as u32;
+        let d = Diagnostic::new(
+            &CASE_UNKNOWN_KEY,
+            file.clone(),
+            TextRange::new(start, start + 3),
+            "unknown key \u{1b}]8;;http://evil\u{7}key\u{1b}]8;;\u{7}\n::error file=x::pwned",
+        )
+        .with_related(file.clone(), TextRange::new(0, 5), "see \u{1b}[2J here");
+        Report {
+            diagnostics: vec![d],
+            texts: BTreeMap::from([(file, text)]),
+            files: 1,
+        }
+    }
+
+    fn render(f: impl Fn(&Report, &mut dyn Write) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        f(&hostile(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn human_output_is_inert() {
+        let out = render(|r, w| human(r, false, w));
+        let raw: Vec<char> = out.chars().filter(|&c| is_unsafe(c) && c != '\n').collect();
+        assert!(raw.is_empty(), "raw {raw:?} in {out}");
+        assert!(
+            out.contains("a\\u{1b}[2J\\u{1b}]52;c;aGk=\\u{7}, b::c%.test.yaml"),
+            "{out}"
+        );
+        assert!(
+            out.contains("unknown key \\u{1b}]8;;http://evil\\u{7}key"),
+            "{out}"
+        );
+        assert!(out.contains("see \\u{1b}[2J here"), "{out}");
+        // The frame shows one picture per control character, so the caret stays under
+        // `key` (column 2, after the picture of ESC).
+        assert!(out.contains("␛[31mkey\u{fffd}1m\u{fffd}: 1"), "{out}");
+        assert!(out.contains(":2:6"), "{out}");
+        assert!(!out.lines().any(|l| l.starts_with("::error")), "{out}");
+    }
+
+    #[test]
+    fn github_commands_cannot_be_injected() {
+        let out = render(github);
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(!out.chars().any(is_unsafe_or_cr), "{out:?}");
+        let (head, message) = out
+            .trim_end()
+            .split_once("::")
+            .unwrap()
+            .1
+            .split_once("::")
+            .unwrap();
+        assert!(
+            head.starts_with("error file=workflows/w/tests/a\\u{1b}[2J"),
+            "{head}"
+        );
+        assert!(
+            head.contains("%2C b%3A%3Ac%25.test.yaml,line=2,col=6"),
+            "{head}"
+        );
+        assert!(message.contains("%0A::error file=x::pwned"), "{message}");
+    }
+
+    fn is_unsafe_or_cr(c: char) -> bool {
+        is_unsafe(c) && c != '\n'
+    }
+
+    #[test]
+    fn sarif_uris_are_percent_encoded() {
+        let out = render(sarif);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let uri = v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            uri,
+            "workflows/w/tests/a%1B%5B2J%1B%5D52%3Bc%3BaGk%3D%07%2C%20b%3A%3Ac%25.test.yaml"
+        );
+        assert_eq!(sarif_uri("a/b c#?é"), "a/b%20c%23%3F%C3%A9");
+    }
 }

@@ -11,6 +11,7 @@
 pub mod commands;
 pub mod convert;
 pub mod document;
+pub mod framing;
 pub mod overlay;
 pub mod paths;
 pub mod runs;
@@ -44,10 +45,35 @@ where
                 server::Server::progress_cancel,
             )
             .finish();
-    tower_lsp_server::Server::new(input, output, socket)
-        .concurrency_level(1)
-        .serve(service)
-        .await;
+    // tower-lsp-server talks to the client only through the framing layer (see
+    // `framing`): its input is what `frame_input` accepted, its output is cut into whole
+    // frames and written, together with the layer's own error replies, by one writer.
+    let (server_in, lsp_in) = tokio::io::duplex(64 << 10);
+    let (lsp_out, server_out) = tokio::io::duplex(64 << 10);
+    let (frames_tx, frames_rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
+    let lsp = async {
+        tower_lsp_server::Server::new(lsp_in, lsp_out, socket)
+            .concurrency_level(1)
+            .serve(service)
+            .await;
+    };
+    let pump = framing::pump_output(server_out, frames_tx.clone());
+    let mut reader = Some(Box::pin(framing::frame_input(input, server_in, frames_tx)));
+    let writer = framing::write_output(frames_rx, output);
+    let session = async {
+        let mut work = std::pin::pin!(async { tokio::join!(lsp, pump) });
+        if let Some(r) = reader.as_mut() {
+            tokio::select! {
+                _ = &mut work => {}
+                // The input ended: tower-lsp-server sees its end too and winds down.
+                _ = r => { work.await; }
+            }
+        }
+        // The reader may still wait on the client's input (after `exit`); dropping it
+        // releases its reply sender, so the writer ends once every frame is written.
+        reader = None;
+    };
+    tokio::join!(session, writer);
     // `exit`, or the client went away: stop runs in flight and give them a moment to
     // kill their children (an external runner is polled every 20 ms), so no process or
     // runner thread outlives the server.
