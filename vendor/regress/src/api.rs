@@ -533,6 +533,42 @@ impl Regex {
         )
     }
 
+    /// wfx-lsp patch: the first match in UTF-16 `text` at or after index `start`, doing at
+    /// most about `budget` units of work (one per instruction executed, one per character a
+    /// single-character loop or a backreference examines). `Err(BudgetExceeded)` when the
+    /// budget ran out before the search decided; the search never runs longer.
+    #[cfg(feature = "utf16")]
+    pub fn find_from_utf16_bounded(
+        &self,
+        text: &[u16],
+        start: usize,
+        budget: u64,
+    ) -> Result<Option<Match>, BudgetExceeded> {
+        let input = Utf16Input::new(text, self.cr.flags.unicode);
+        let exec = super::classicalbacktrack::BacktrackExecutor::new(
+            input,
+            MatchAttempter::with_budget(&self.cr, input.left_end(), budget),
+        );
+        first_within_budget(exec, start)
+    }
+
+    /// wfx-lsp patch: as [`Regex::find_from_utf16_bounded`], over UCS-2 code units (the
+    /// JavaScript semantics of a regex without the `u` flag).
+    #[cfg(feature = "utf16")]
+    pub fn find_from_ucs2_bounded(
+        &self,
+        text: &[u16],
+        start: usize,
+        budget: u64,
+    ) -> Result<Option<Match>, BudgetExceeded> {
+        let input = Ucs2Input::new(text, self.cr.flags.unicode);
+        let exec = super::classicalbacktrack::BacktrackExecutor::new(
+            input,
+            MatchAttempter::with_budget(&self.cr, input.left_end(), budget),
+        );
+        first_within_budget(exec, start)
+    }
+
     /// Replaces the first match of the regex in `text` with the replacement string.
     ///
     /// The replacement string may contain capture group references in the form `$1`, `$2`, etc.,
@@ -1001,4 +1037,32 @@ pub fn escape(text: &str) -> String {
     }
 
     result
+}
+
+/// wfx-lsp patch: a bounded search ran out of its work budget before it decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetExceeded;
+
+impl fmt::Display for BudgetExceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the regex search exceeded its work budget")
+    }
+}
+
+#[cfg(feature = "utf16")]
+fn first_within_budget<Input: indexing::InputIndexer>(
+    mut executor: super::classicalbacktrack::BacktrackExecutor<'_, Input>,
+    start: usize,
+) -> Result<Option<Match>, BudgetExceeded> {
+    use crate::exec::MatchProducer;
+    let Some(pos) = executor.initial_position(start) else {
+        return Ok(None);
+    };
+    let mut next = None;
+    let found = executor.next_match(pos, &mut next);
+    if executor.exhausted() {
+        Err(BudgetExceeded)
+    } else {
+        Ok(found)
+    }
 }

@@ -73,6 +73,13 @@ pub(crate) struct MatchAttempter<'a, Input: InputIndexer> {
     re: &'a CompiledRegex,
     bts: Vec<BacktrackInsn<Input>>,
     s: State<Input::Position>,
+    /// wfx-lsp patch: units of work done so far (instructions executed, characters
+    /// examined by single-character loops and backreferences).
+    work: u64,
+    /// wfx-lsp patch: the most work allowed; `u64::MAX` when unbounded.
+    budget: u64,
+    /// wfx-lsp patch: set once `work` passed `budget`; every attempt then fails.
+    pub(crate) exhausted: bool,
 }
 
 impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
@@ -84,7 +91,18 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
                 loops: vec![LoopData::new(entry); re.loops as usize],
                 groups: vec![GroupData::new(); re.groups as usize],
             },
+            work: 0,
+            budget: u64::MAX,
+            exhausted: false,
         }
+    }
+
+    /// wfx-lsp patch: a matcher that gives up (and sets `exhausted`) after `budget` units of
+    /// work.
+    pub(crate) fn with_budget(re: &'a CompiledRegex, entry: Input::Position, budget: u64) -> Self {
+        let mut m = Self::new(re, entry);
+        m.budget = budget;
+        m
     }
 
     #[inline(always)]
@@ -182,6 +200,7 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
     // \return the position (min, max), or None on failure.
     #[inline(always)]
     fn run_scm_loop_impl<Dir: Direction, Scm: SingleCharMatcher<Input, Dir>>(
+        work: &mut u64,
         input: &Input,
         mut pos: Input::Position,
         min: usize,
@@ -193,6 +212,8 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
         // Drive the iteration min times.
         // That tells us the min position.
         for _ in 0..min {
+            // wfx-lsp patch: every character a loop examines is one unit of work.
+            *work += 1;
             if !matcher.matches(input, dir, &mut pos) {
                 return None;
             }
@@ -201,6 +222,7 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
 
         // Drive it up to the max.
         for _ in 0..(max - min) {
+            *work += 1;
             let saved = pos;
             if !matcher.matches(input, dir, &mut pos) {
                 pos = saved;
@@ -214,6 +236,7 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
     // Compute the maximum position from a starting position, up to a limit.
     // This is used for lazy computation in non-greedy loops.
     fn compute_max_pos<Dir: Direction, Scm: SingleCharMatcher<Input, Dir>>(
+        work: &mut u64,
         input: &Input,
         mut pos: Input::Position,
         limit: usize,
@@ -221,6 +244,7 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
         matcher: Scm,
     ) -> Input::Position {
         for _ in 0..limit {
+            *work += 1;
             let saved = pos;
             if !matcher.matches(input, dir, &mut pos) {
                 pos = saved;
@@ -233,6 +257,7 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
     // Helper function to extract the duplicated match blocks that handle different instruction types
     // with different matcher functions. This significantly reduces code duplication and compile times.
     fn with_scm_loop_impl<Dir: Direction>(
+        work: &mut u64,
         re: &CompiledRegex,
         input: &Input,
         pos: Input::Position,
@@ -244,13 +269,14 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
         match re.insns.iat(ip + 1) {
             &Insn::Char(c) => {
                 let c = <<Input as InputIndexer>::Element as ElementType>::try_from(c)?;
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::Char { c })
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::Char { c })
             }
             &Insn::Bracket(idx) => {
                 let bc = &re.brackets[idx];
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::Bracket { bc })
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::Bracket { bc })
             }
             Insn::AsciiBracket(bitmap) => Self::run_scm_loop_impl(
+                work,
                 input,
                 pos,
                 min,
@@ -259,9 +285,10 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
                 scm::MatchByteSet { bytes: bitmap },
             ),
             Insn::MatchAny => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchAny::new())
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchAny::new())
             }
             Insn::MatchAnyExceptLineTerminator => Self::run_scm_loop_impl(
+                work,
                 input,
                 pos,
                 min,
@@ -270,34 +297,34 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
                 scm::MatchAnyExceptLineTerminator::new(),
             ),
             Insn::CharSet(chars) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::CharSet { chars })
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::CharSet { chars })
             }
             &Insn::ByteSet2(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteArraySet(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteArraySet(bytes))
             }
             &Insn::ByteSet3(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteArraySet(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteArraySet(bytes))
             }
             &Insn::ByteSet4(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteArraySet(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteArraySet(bytes))
             }
             Insn::ByteSeq1(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteSeq(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq2(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteSeq(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq3(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteSeq(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq4(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteSeq(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq5(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteSeq(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq6(bytes) => {
-                Self::run_scm_loop_impl(input, pos, min, max, dir, scm::MatchByteSeq(bytes))
+                Self::run_scm_loop_impl(work, input, pos, min, max, dir, scm::MatchByteSeq(bytes))
             }
             _ => {
                 unreachable!("Missing SCM: {:?}", re.insns.iat(ip + 1));
@@ -307,6 +334,7 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
 
     // Helper function for compute_max_pos to avoid duplication
     fn with_scm_compute_max<Dir: Direction>(
+        work: &mut u64,
         re: &CompiledRegex,
         input: &Input,
         pos: Input::Position,
@@ -317,17 +345,18 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
         let result = match re.insns.iat(ip + 1) {
             &Insn::Char(c) => {
                 let c = <<Input as InputIndexer>::Element as ElementType>::try_from(c)?;
-                Self::compute_max_pos(input, pos, limit, dir, scm::Char { c })
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::Char { c })
             }
             &Insn::Bracket(idx) => {
                 let bc = &re.brackets[idx];
-                Self::compute_max_pos(input, pos, limit, dir, scm::Bracket { bc })
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::Bracket { bc })
             }
             Insn::AsciiBracket(bitmap) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteSet { bytes: bitmap })
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteSet { bytes: bitmap })
             }
-            Insn::MatchAny => Self::compute_max_pos(input, pos, limit, dir, scm::MatchAny::new()),
+            Insn::MatchAny => Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchAny::new()),
             Insn::MatchAnyExceptLineTerminator => Self::compute_max_pos(
+                work,
                 input,
                 pos,
                 limit,
@@ -335,34 +364,34 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
                 scm::MatchAnyExceptLineTerminator::new(),
             ),
             Insn::CharSet(chars) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::CharSet { chars })
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::CharSet { chars })
             }
             &Insn::ByteSet2(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteArraySet(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteArraySet(bytes))
             }
             &Insn::ByteSet3(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteArraySet(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteArraySet(bytes))
             }
             &Insn::ByteSet4(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteArraySet(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteArraySet(bytes))
             }
             Insn::ByteSeq1(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteSeq(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq2(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteSeq(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq3(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteSeq(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq4(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteSeq(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq5(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteSeq(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteSeq(bytes))
             }
             Insn::ByteSeq6(bytes) => {
-                Self::compute_max_pos(input, pos, limit, dir, scm::MatchByteSeq(bytes))
+                Self::compute_max_pos(work, input, pos, limit, dir, scm::MatchByteSeq(bytes))
             }
             _ => {
                 unreachable!("Missing SCM: {:?}", re.insns.iat(ip + 1));
@@ -391,15 +420,15 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
         // We'll only compute it when we need to set up backtracking.
         let (min_pos, max_pos) = if greedy {
             // For greedy loops, compute both min and max positions
-            Self::with_scm_loop_impl(self.re, input, *pos, min, max, dir, ip)?
+            Self::with_scm_loop_impl(&mut self.work, self.re, input, *pos, min, max, dir, ip)?
         } else {
             // For non-greedy loops, initially only compute the minimum position
-            let (min_pos, _) = Self::with_scm_loop_impl(self.re, input, *pos, min, min, dir, ip)?;
+            let (min_pos, _) = Self::with_scm_loop_impl(&mut self.work, self.re, input, *pos, min, min, dir, ip)?;
 
             // For non-greedy loops, we only compute the max position if we need to set up backtracking
             let max_pos = if min < max {
                 // We need to compute the max for backtracking purposes
-                Self::with_scm_compute_max(self.re, input, min_pos, max - min, dir, ip)?
+                Self::with_scm_compute_max(&mut self.work, self.re, input, min_pos, max - min, dir, ip)?
             } else {
                 min_pos
             };
@@ -643,6 +672,13 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
         // to.
         #[allow(clippy::never_loop)]
         'nextinsn: loop {
+            // wfx-lsp patch: one unit per instruction; over the budget, give up for good.
+            self.work += 1;
+            if self.exhausted || self.work > self.budget {
+                self.exhausted = true;
+                self.bts.truncate(1);
+                return None;
+            }
             'backtrack: loop {
                 // Helper macro to either increment ip and go to the next insn, or backtrack.
                 macro_rules! next_or_bt {
@@ -860,6 +896,13 @@ impl<'a, Input: InputIndexer> MatchAttempter<'a, Input> {
                         // Note we may be in the capture group we are examining, e.g. /(abc\1)/.
                         let matched;
                         if let Some(orig_range) = cg.as_range() {
+                            // wfx-lsp patch: a backreference examines up to its group's length.
+                            self.work = self.work.saturating_add(
+                                input
+                                    .pos_to_offset(orig_range.end)
+                                    .abs_diff(input.pos_to_offset(orig_range.start))
+                                    as u64,
+                            );
                             if icase {
                                 matched = matchers::backref_icase(input, dir, orig_range, &mut pos);
                             } else {
@@ -1010,6 +1053,11 @@ impl<'r, Input: InputIndexer> BacktrackExecutor<'r, Input> {
     pub(crate) fn new(input: Input, matcher: MatchAttempter<'r, Input>) -> Self {
         Self { input, matcher }
     }
+
+    /// wfx-lsp patch: whether the matcher ran out of its work budget.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.matcher.exhausted
+    }
 }
 
 impl<Input: InputIndexer> BacktrackExecutor<'_, Input> {
@@ -1085,6 +1133,10 @@ impl<Input: InputIndexer> BacktrackExecutor<'_, Input> {
                     *next_start = inp.next_right_pos(end);
                 }
                 return Some(self.successful_match(pos, end));
+            }
+            // wfx-lsp patch: out of budget, stop searching.
+            if self.matcher.exhausted {
+                return None;
             }
             // Didn't find it at this position, try the next one.
             pos = inp.next_right_pos(pos)?;
