@@ -149,7 +149,7 @@ fn grant_matches(
             let Ok(norm) = normalize(&p) else {
                 return Ok(false);
             };
-            if !paths.iter().any(|g| glob_match(g, &norm)) {
+            if !any_glob(&paths, &norm)? {
                 return Ok(false);
             }
         }
@@ -160,7 +160,7 @@ fn grant_matches(
             return Ok(false);
         };
         let v = js_string(v);
-        if !list.iter().any(|g| glob_match(g, &v)) {
+        if !any_glob(&list, &v)? {
             return Ok(false);
         }
     }
@@ -179,23 +179,48 @@ fn denial_matches(
     }
     for g in &e.paths {
         let g = substitute(g, vars, true)?;
-        if path_args(tool, input)
-            .iter()
-            .any(|(_, p)| normalize(p).is_ok_and(|n| glob_match(&g, &n)))
-        {
-            return Ok(true);
+        for (_, p) in path_args(tool, input) {
+            if let Ok(n) = normalize(&p)
+                && any_glob(std::slice::from_ref(&g), &n)?
+            {
+                return Ok(true);
+            }
         }
     }
     for (arg, list) in &e.args {
         if let Some(v) = input.get(arg) {
+            let v = js_string(v);
             for g in list {
-                if glob_match(&substitute(g, vars, true)?, &js_string(v)) {
+                if any_glob(&[substitute(g, vars, true)?], &v)? {
                     return Ok(true);
                 }
             }
         }
     }
     Ok(false)
+}
+
+/// Whether `value` matches any of `globs`, in order. `Err` (the block's reason) as soon as
+/// a glob or the value is over a `wfx_schemas::glob` bound (bounded work): the callers
+/// block the call for an allow entry and a forbid entry alike (fail closed), since "no
+/// match" would let a forbidden call through and "match" would grant an unchecked one.
+fn any_glob(globs: &[String], value: &str) -> Result<bool, String> {
+    for g in globs {
+        match glob_match(g, value) {
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
+            Err(limit) => return Err(format!("the glob `{}` cannot be matched: {limit}", cap(g))),
+        }
+    }
+    Ok(false)
+}
+
+/// A glob for a message: at most 80 characters, then `…`.
+fn cap(g: &str) -> String {
+    match g.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", g.get(..i).unwrap_or(g)),
+        None => g.to_owned(),
+    }
 }
 
 /// The skills enabled in `state`: `skills.allow_always` plus the state's `skills.allow`,

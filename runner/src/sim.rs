@@ -785,7 +785,7 @@ impl<'w> Session<'w> {
                 self.fs
                     .walk(&base)
                     .into_iter()
-                    .filter(|p| visible(p) && crate::glob::glob_match(&join(&base, &pat), p))
+                    .filter(|p| visible(p) && crate::glob::glob_match(&join(&base, &pat), p) == Ok(true))
                     .collect::<Vec<_>>()
                     .join("\n")
             }),
@@ -794,7 +794,7 @@ impl<'w> Session<'w> {
                 let filter = s("glob");
                 let mut out = Vec::new();
                 for p in self.fs.walk(&base) {
-                    if !visible(&p) || filter.as_ref().is_some_and(|g| !crate::glob::glob_match(g, p.rsplit('/').next().unwrap_or(&p))) {
+                    if !visible(&p) || filter.as_ref().is_some_and(|g| crate::glob::glob_match(g, p.rsplit('/').next().unwrap_or(&p)) != Ok(true)) {
                         continue;
                     }
                     if let Ok(text) = self.fs.read(&p) {

@@ -958,6 +958,15 @@ fn shape_globs(cx: &mut Cx<'_>, node: &Node, key: &str, tool: &str, place: &str)
         }
     };
     for s in strings {
+        if let Err(limit) = crate::glob::check_pattern(s.as_str().unwrap_or("")) {
+            cx.shape(
+                &d::WF_GLOB_OVER_BOUND,
+                s.range,
+                format!(
+                    "this `{key}` glob of `{tool}` cannot be matched: {limit} (bounded work); at run time every call it guards is blocked"
+                ),
+            );
+        }
         for r in scan_refs(s.as_str().unwrap_or("")) {
             cx.guards.push(Guard {
                 range: s.range,
