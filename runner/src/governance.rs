@@ -545,6 +545,52 @@ mod tests {
     }
 
     #[test]
+    fn guard_globs_over_a_bound_block_and_pathological_globs_are_decided() {
+        let bomb = format!("docs/{}", "{a,b}".repeat(30));
+        let deep = format!("{}scratchpad/**{}", "{a,".repeat(9), "}".repeat(9));
+        let slow = format!("{}z", "*a".repeat(60));
+        let src = format!(
+            "states:\n  a:\n    tools:\n      allow:\n        - {{ tool: read_file, paths: [\"{bomb}\"] }}\n        - {{ tool: grep, paths: [\"{slow}\", \"**/*.md\"] }}\n      forbid:\n        - {{ tool: write_file, paths: [\"{deep}\"] }}\n"
+        );
+        let w = wf(&src);
+        let a = w.state("a").unwrap();
+        let vars = IndexMap::new();
+        let check = |t: &str, i: Value| check_call(&w, a, t, &i, &vars);
+        // Allow side: the grant cannot be checked, so the call is blocked.
+        let err = check("read_file", json!({"file_path": "docs/ab"})).unwrap_err();
+        assert_eq!(err.rule, "tool.path-argument");
+        assert!(
+            err.message.contains("more than 1024 alternatives"),
+            "{}",
+            err.message
+        );
+        // Forbid side: the denial cannot be checked, so the call is blocked too.
+        let err = check(
+            "write_file",
+            json!({"file_path": "scratchpad/x", "content": ""}),
+        )
+        .unwrap_err();
+        assert_eq!(err.rule, "tool.forbidden-here");
+        assert!(
+            err.message.contains("deeper than 8 levels"),
+            "{}",
+            err.message
+        );
+        // `*a` sixty times against a 4,000-character path of `a`s: decided (no match), and
+        // the second glob still grants.
+        let long = format!("{}.md", "a".repeat(4000));
+        assert!(check("grep", json!({"path": long})).is_ok());
+        let long = "a".repeat(4000);
+        assert_eq!(
+            check("grep", json!({"path": long})).map_err(|b| b.rule),
+            Err("tool.path-argument")
+        );
+        // A path over MAX_PATH_CHARS cannot be matched: blocked with the reason.
+        let err = check("grep", json!({"path": "a".repeat(5000)})).unwrap_err();
+        assert!(err.message.contains("longer than 4096"), "{}", err.message);
+    }
+
+    #[test]
     fn unresolved_guard_reference_blocks() {
         let w = wf(WF);
         let a = w.state("a").unwrap();

@@ -550,9 +550,7 @@ fn evaluate(
                 })
                 .collect();
             let matching = |c: &&crate::sim::ToolCallFact| {
-                decided
-                    .iter()
-                    .any(|(d, hit)| *hit && std::ptr::eq(*d, *c))
+                decided.iter().any(|(d, hit)| *hit && std::ptr::eq(*d, *c))
             };
             let (kind, pass) = match which {
                 ToolAssertion::Called => {

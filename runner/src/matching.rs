@@ -217,20 +217,32 @@ mod tests {
     #[test]
     fn partial_match_edge_cases_of_format_b3() {
         // Arrays: same length, element-wise, in order.
-        assert_eq!(Ok(true), partial_match(&json!([1, 2]), Some(&json!([1, 2]))));
+        assert_eq!(
+            Ok(true),
+            partial_match(&json!([1, 2]), Some(&json!([1, 2])))
+        );
         assert_eq!(Ok(false), partial_match(&json!([1]), Some(&json!([1, 2]))));
-        assert_eq!(Ok(false), partial_match(&json!([2, 1]), Some(&json!([1, 2]))));
+        assert_eq!(
+            Ok(false),
+            partial_match(&json!([2, 1]), Some(&json!([1, 2])))
+        );
         assert_eq!(Ok(false), partial_match(&json!([]), Some(&json!({}))));
         // Objects: extra keys ignored at every depth; presence is required even for null.
-        assert_eq!(Ok(true), partial_match(
-            &json!({"a": {"b": 1}}),
-            Some(&json!({"a": {"b": 1, "c": 2}, "d": 3}))
-        ));
-        assert_eq!(Ok(false), partial_match(&json!({"a": null}), Some(&json!({}))));
-        assert_eq!(Ok(true), partial_match(
-            &json!({"a": null}),
-            Some(&json!({"a": null}))
-        ));
+        assert_eq!(
+            Ok(true),
+            partial_match(
+                &json!({"a": {"b": 1}}),
+                Some(&json!({"a": {"b": 1, "c": 2}, "d": 3}))
+            )
+        );
+        assert_eq!(
+            Ok(false),
+            partial_match(&json!({"a": null}), Some(&json!({})))
+        );
+        assert_eq!(
+            Ok(true),
+            partial_match(&json!({"a": null}), Some(&json!({"a": null})))
+        );
         assert_eq!(Ok(false), partial_match(&json!({}), Some(&json!([]))));
         assert_eq!(Ok(true), partial_match(&json!({}), Some(&json!({"x": 1}))));
         // Scalars: strict, no coercion.
@@ -239,17 +251,32 @@ mod tests {
         assert_eq!(Ok(false), partial_match(&json!(true), Some(&json!("true"))));
         assert_eq!(Ok(false), partial_match(&json!(1), None));
         // Regex strings test String(actual ?? "").
-        assert_eq!(Ok(true), partial_match(&json!("/^4\\d$/"), Some(&json!(42))));
-        assert_eq!(Ok(true), partial_match(&json!("/^true$/"), Some(&json!(true))));
+        assert_eq!(
+            Ok(true),
+            partial_match(&json!("/^4\\d$/"), Some(&json!(42)))
+        );
+        assert_eq!(
+            Ok(true),
+            partial_match(&json!("/^true$/"), Some(&json!(true)))
+        );
         assert_eq!(Ok(true), partial_match(&json!("/^$/"), Some(&json!(null))));
         assert_eq!(Ok(true), partial_match(&json!("/^$/"), None));
-        assert_eq!(Ok(true), partial_match(&json!("//"), Some(&json!("anything"))));
-        assert_eq!(Ok(true), partial_match(&json!("/a/b/"), Some(&json!("xa/by"))));
-        assert_eq!(Ok(true), partial_match(
-            &json!("/ORDERS/i"),
-            Some(&json!("skills/orders.json"))
-        ));
-        assert_eq!(Ok(false), partial_match(&json!("/ORDERS/"), Some(&json!("orders"))));
+        assert_eq!(
+            Ok(true),
+            partial_match(&json!("//"), Some(&json!("anything")))
+        );
+        assert_eq!(
+            Ok(true),
+            partial_match(&json!("/a/b/"), Some(&json!("xa/by")))
+        );
+        assert_eq!(
+            Ok(true),
+            partial_match(&json!("/ORDERS/i"), Some(&json!("skills/orders.json")))
+        );
+        assert_eq!(
+            Ok(false),
+            partial_match(&json!("/ORDERS/"), Some(&json!("orders")))
+        );
         // A malformed regex falls back to a literal.
         assert_eq!(Ok(true), partial_match(&json!("/(/"), Some(&json!("/(/"))));
         // JS number printing: 1.0 is "1".

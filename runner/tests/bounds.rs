@@ -35,7 +35,13 @@ fn run(case: &str) -> CaseResult {
 fn records(r: &CaseResult) -> Vec<(String, RecordStatus, String)> {
     r.records
         .iter()
-        .map(|x| (x.kind.clone(), x.status, x.detail.clone().unwrap_or_default()))
+        .map(|x| {
+            (
+                x.kind.clone(),
+                x.status,
+                x.detail.clone().unwrap_or_default(),
+            )
+        })
         .collect()
 }
 
@@ -46,8 +52,7 @@ fn a_catastrophic_reply_token_fails_both_includes_and_excludes_with_the_reason()
     assert_eq!(r.verdict.status, VerdictStatus::Failed);
     let recs = records(&r);
     use RecordStatus::*;
-    let kinds: Vec<(&str, RecordStatus)> =
-        recs.iter().map(|(k, s, _)| (k.as_str(), *s)).collect();
+    let kinds: Vec<(&str, RecordStatus)> = recs.iter().map(|(k, s, _)| (k.as_str(), *s)).collect();
     assert_eq!(
         kinds,
         [
@@ -71,8 +76,7 @@ fn a_catastrophic_when_input_fails_the_call_and_a_tool_input_assertion_says_why(
     assert_eq!(r.error, None);
     let recs = records(&r);
     use RecordStatus::*;
-    let kinds: Vec<(&str, RecordStatus)> =
-        recs.iter().map(|(k, s, _)| (k.as_str(), *s)).collect();
+    let kinds: Vec<(&str, RecordStatus)> = recs.iter().map(|(k, s, _)| (k.as_str(), *s)).collect();
     // The mock could not be decided, so the call failed rather than falling through to
     // the second mock; the call itself was made with its input.
     assert_eq!(
@@ -84,8 +88,16 @@ fn a_catastrophic_when_input_fails_the_call_and_a_tool_input_assertion_says_why(
         ],
         "{recs:?}"
     );
-    assert!(recs[1].2.contains("gave up after 1000000 steps"), "{}", recs[1].2);
-    assert!(recs[2].2.contains("a tool call failed: lookup"), "{}", recs[2].2);
+    assert!(
+        recs[1].2.contains("gave up after 1000000 steps"),
+        "{}",
+        recs[1].2
+    );
+    assert!(
+        recs[2].2.contains("a tool call failed: lookup"),
+        "{}",
+        recs[2].2
+    );
 }
 
 #[test]

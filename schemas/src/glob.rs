@@ -57,14 +57,12 @@ impl fmt::Display for GlobLimit {
                 f,
                 "its `{{…}}` groups expand to more than {MAX_BRACE_EXPANSIONS} alternatives"
             ),
-            GlobLimit::TooLong => write!(
-                f,
-                "it expands to more than {MAX_EXPANDED_CHARS} characters"
-            ),
-            GlobLimit::PathTooLong => write!(
-                f,
-                "the path is longer than {MAX_PATH_CHARS} characters"
-            ),
+            GlobLimit::TooLong => {
+                write!(f, "it expands to more than {MAX_EXPANDED_CHARS} characters")
+            }
+            GlobLimit::PathTooLong => {
+                write!(f, "the path is longer than {MAX_PATH_CHARS} characters")
+            }
         }
     }
 }
@@ -408,13 +406,19 @@ mod tests {
     #[test]
     fn brace_bombs_are_refused_before_expanding() {
         let bomb = "{a,b}".repeat(30);
-        assert_eq!(expand_braces(&bomb).err(), Some(GlobLimit::TooManyAlternatives));
+        assert_eq!(
+            expand_braces(&bomb).err(),
+            Some(GlobLimit::TooManyAlternatives)
+        );
         assert_eq!(
             glob_match(&bomb, "ab").err(),
             Some(GlobLimit::TooManyAlternatives)
         );
         // Ten groups of two is exactly 1,024: within the bound.
-        assert_eq!(expand_braces(&"{a,b}".repeat(10)).map(|v| v.len()), Ok(1024));
+        assert_eq!(
+            expand_braces(&"{a,b}".repeat(10)).map(|v| v.len()),
+            Ok(1024)
+        );
         assert_eq!(
             expand_braces(&"{a,b}".repeat(11)).err(),
             Some(GlobLimit::TooManyAlternatives)
@@ -432,7 +436,11 @@ mod tests {
             Err(GlobLimit::TooLong)
         );
         // Many alternatives of long text: under the count bound, over the size bound.
-        let wide = format!("{}{{{}}}", "{a,b}".repeat(9), vec!["x".repeat(40); 2].join(","));
+        let wide = format!(
+            "{}{{{}}}",
+            "{a,b}".repeat(9),
+            vec!["x".repeat(40); 2].join(",")
+        );
         assert_eq!(check_pattern(&wide), Err(GlobLimit::TooLong));
     }
 
@@ -445,7 +453,10 @@ mod tests {
         let pattern = format!("{}b", "**/a".repeat(100));
         let path = vec!["a"; MAX_PATH_CHARS / 2].join("/");
         assert_eq!(glob_match(&pattern, &path), Ok(false));
-        assert_eq!(glob_match(&format!("{}*", "*a".repeat(100)), &path.replace('/', "")), Ok(true));
+        assert_eq!(
+            glob_match(&format!("{}*", "*a".repeat(100)), &path.replace('/', "")),
+            Ok(true)
+        );
         assert_eq!(
             glob_match("**", &"a".repeat(MAX_PATH_CHARS + 1)),
             Err(GlobLimit::PathTooLong)

@@ -146,7 +146,13 @@ mod tests {
 
     #[test]
     fn ecmascript_features_compile_and_match() {
-        assert!(compile_token("/(?<=a)b/").unwrap().unwrap().test("ab").unwrap());
+        assert!(
+            compile_token("/(?<=a)b/")
+                .unwrap()
+                .unwrap()
+                .test("ab")
+                .unwrap()
+        );
         assert!(
             compile_token(r"/(?<w>x)\k<w>/")
                 .unwrap()
@@ -154,7 +160,13 @@ mod tests {
                 .test("xx")
                 .unwrap()
         );
-        assert!(compile_token(r"/(a)\1/").unwrap().unwrap().test("aa").unwrap());
+        assert!(
+            compile_token(r"/(a)\1/")
+                .unwrap()
+                .unwrap()
+                .test("aa")
+                .unwrap()
+        );
         assert!(
             compile_token("/APPROV/i")
                 .unwrap()
@@ -173,13 +185,25 @@ mod tests {
     fn astral_characters_depend_on_the_u_flag() {
         // Without `u`, `.` matches one UTF-16 unit, so `^.$` does not match an emoji.
         assert!(!compile_token("/^.$/").unwrap().unwrap().test("😀").unwrap());
-        assert!(compile_token("/^.$/u").unwrap().unwrap().test("😀").unwrap());
+        assert!(
+            compile_token("/^.$/u")
+                .unwrap()
+                .unwrap()
+                .test("😀")
+                .unwrap()
+        );
     }
 
     #[test]
     fn catastrophic_backtracking_gives_up_instead_of_running_for_ever() {
         let subject = format!("{}b", "a".repeat(40));
-        for token in ["/(a+)+$/", "/(a|a)*$/", "/(a|aa)+$/u", "/^(a*)*$/i", r"/(a+)+\1$/"] {
+        for token in [
+            "/(a+)+$/",
+            "/(a|a)*$/",
+            "/(a|aa)+$/u",
+            "/^(a*)*$/i",
+            r"/(a+)+\1$/",
+        ] {
             let re = compile_token(token).unwrap().unwrap();
             assert_eq!(re.test(&subject), Err(WorkExceeded), "{token}");
         }
@@ -197,6 +221,9 @@ mod tests {
         assert_eq!(re.test(&subject), Ok(true));
         let re = compile_token(r"/^x+\w*needle$/").unwrap().unwrap();
         assert_eq!(re.test(&subject), Ok(true));
-        assert_eq!(compile_token("/absent/").unwrap().unwrap().test(&subject), Ok(false));
+        assert_eq!(
+            compile_token("/absent/").unwrap().unwrap().test(&subject),
+            Ok(false)
+        );
     }
 }
