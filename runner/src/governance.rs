@@ -60,8 +60,14 @@ fn block(rule: &'static str, message: String) -> Block {
     Block { rule, message }
 }
 
+/// Longest text [`substitute`] produces, in bytes (bounded work): a guard or an argument
+/// repeating a reference to a large variable would otherwise multiply it. A guard glob is
+/// matched only up to `wfx_schemas::glob::MAX_EXPANDED_CHARS` characters anyway.
+pub const MAX_SUBSTITUTED_BYTES: usize = 1 << 20;
+
 /// Substitutes `${{name.path}}` references in a guard glob, glob-escaping the values
-/// (FORMAT §A.3); `$${{…}}` is an escape for the literal text. Errors name the reference.
+/// (FORMAT §A.3); `$${{…}}` is an escape for the literal text. Errors name the reference,
+/// or say that the result would exceed [`MAX_SUBSTITUTED_BYTES`].
 pub fn substitute(
     text: &str,
     vars: &IndexMap<String, Value>,
@@ -95,6 +101,11 @@ pub fn substitute(
                 _ => return Err(format!("{raw} is not a string, number or boolean")),
             };
             out.push_str(&if for_glob { escape(&text) } else { text });
+        }
+        if out.len() > MAX_SUBSTITUTED_BYTES {
+            return Err(format!(
+                "substituting its references gives more than {MAX_SUBSTITUTED_BYTES} bytes"
+            ));
         }
         rest = tail.get(end + 2..).unwrap_or_default();
     }
@@ -588,6 +599,19 @@ mod tests {
         // A path over MAX_PATH_CHARS cannot be matched: blocked with the reason.
         let err = check("grep", json!({"path": "a".repeat(5000)})).unwrap_err();
         assert!(err.message.contains("longer than 4096"), "{}", err.message);
+    }
+
+    #[test]
+    fn substitution_is_bounded() {
+        let mut vars = IndexMap::new();
+        vars.insert("big".to_owned(), json!("x".repeat(100_000)));
+        let ok = substitute(&"${{big}}".repeat(10), &vars, false).unwrap();
+        assert_eq!(ok.len(), 1_000_000);
+        let err = substitute(&"${{big}}".repeat(11), &vars, false).unwrap_err();
+        assert!(err.contains("more than 1048576 bytes"), "{err}");
+        // A thousand references in a guard glob would be 100 MB: refused at the bound.
+        let err = substitute(&"${{big}}/".repeat(1000), &vars, true).unwrap_err();
+        assert!(err.contains("more than"), "{err}");
     }
 
     #[test]
