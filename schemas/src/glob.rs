@@ -202,11 +202,19 @@ fn expand(seq: &[Piece]) -> Result<Vec<String>, GlobLimit> {
                 }
             }
             Piece::Alt(alts) => {
+                // Every option appears in the result at least once, so the options alone
+                // are held to both bounds as they are collected.
                 let mut options = Vec::new();
+                let mut option_chars = 0usize;
                 for alt in alts {
-                    options.extend(expand(alt)?);
+                    let more = expand(alt)?;
+                    option_chars += more.iter().map(|o| o.chars().count()).sum::<usize>();
+                    options.extend(more);
                     if options.len() > MAX_BRACE_EXPANSIONS {
                         return Err(GlobLimit::TooManyAlternatives);
+                    }
+                    if option_chars > MAX_EXPANDED_CHARS {
+                        return Err(GlobLimit::TooLong);
                     }
                 }
                 if acc.len().saturating_mul(options.len()) > MAX_BRACE_EXPANSIONS {
@@ -435,6 +443,15 @@ mod tests {
             check_pattern(&"a".repeat(MAX_EXPANDED_CHARS + 1)),
             Err(GlobLimit::TooLong)
         );
+        // Alternatives that each expand to much text: refused as soon as the options
+        // alone are over the size bound.
+        let group = format!("{}{}", "{a,b}".repeat(9), "x".repeat(20));
+        let many = format!("{{{}}}", vec![group; 40].join(","));
+        assert!(many.chars().count() < MAX_EXPANDED_CHARS);
+        assert_eq!(check_pattern(&many), Err(GlobLimit::TooLong));
+        let group = format!("{}{}", "{a,b}".repeat(2), "x".repeat(2_000));
+        let heavy = format!("{{{}}}", vec![group; 3].join(","));
+        assert_eq!(check_pattern(&heavy), Err(GlobLimit::TooLong));
         // Many alternatives of long text: under the count bound, over the size bound.
         let wide = format!(
             "{}{{{}}}",
