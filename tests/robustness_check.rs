@@ -229,3 +229,41 @@ fn a_7_mib_unknown_key_is_reported_with_bounded_memory() {
     assert!(got.contains(&"WFX202".to_owned()), "{got:?}");
     assert!(peak < 512 * 1024, "peak RSS {peak} KiB for a 7 MiB key");
 }
+
+#[test]
+fn guard_glob_bombs_end_in_wfx227() {
+    // Thirty `{a,b}` groups (2^30 alternatives), a thousand nested groups and a 20,000-
+    // character glob in `tools.allow_always` / `tools.forbid_always`: each is one WFX227 on its glob
+    // (bounded work, `wfx_schemas::glob`), and `check` reports instead of expanding.
+    let ws = corpus_copy();
+    let rel = "workflows/enrich-order/workflow.yaml";
+    let path = ws.path().join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let bomb = format!("docs/{}", "{a,b}".repeat(30));
+    let deep = format!("{}x{}", "{a,".repeat(1000), "}".repeat(1000));
+    let long = "l".repeat(20_000);
+    // The corpus spec has no root `tools`; the test appends one.
+    assert!(
+        !text.contains("\ntools:"),
+        "the corpus spec grew a root `tools`"
+    );
+    let text = format!(
+        "{text}\ntools:\n  allow_always:\n    - {{ tool: read_file, paths: [\"{bomb}\"] }}\n    - {{ tool: grep, paths: [\"{long}\"] }}\n  forbid_always:\n    - {{ tool: write_file, paths: [\"{deep}\"] }}\n"
+    );
+    std::fs::write(&path, &text).unwrap();
+    let (code, report, elapsed, peak) = check(ws.path(), rel);
+    let got = codes(&report);
+    println!(
+        "glob bombs: exit {code:?}, {:.1} ms, peak RSS {:.1} MiB, codes {got:?}",
+        elapsed.as_secs_f64() * 1e3,
+        peak as f64 / 1024.0
+    );
+    assert_eq!(code, Some(1), "{got:?}");
+    let over: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "WFX227")
+        .collect();
+    assert_eq!(over.len(), 3, "{got:?}");
+}

@@ -60,8 +60,14 @@ fn block(rule: &'static str, message: String) -> Block {
     Block { rule, message }
 }
 
+/// Longest text [`substitute`] produces, in bytes (bounded work): a guard or an argument
+/// repeating a reference to a large variable would otherwise multiply it. A guard glob is
+/// matched only up to `wfx_schemas::glob::MAX_EXPANDED_CHARS` characters anyway.
+pub const MAX_SUBSTITUTED_BYTES: usize = 1 << 20;
+
 /// Substitutes `${{name.path}}` references in a guard glob, glob-escaping the values
-/// (FORMAT §A.3); `$${{…}}` is an escape for the literal text. Errors name the reference.
+/// (FORMAT §A.3); `$${{…}}` is an escape for the literal text. Errors name the reference,
+/// or say that the result would exceed [`MAX_SUBSTITUTED_BYTES`].
 pub fn substitute(
     text: &str,
     vars: &IndexMap<String, Value>,
@@ -95,6 +101,11 @@ pub fn substitute(
                 _ => return Err(format!("{raw} is not a string, number or boolean")),
             };
             out.push_str(&if for_glob { escape(&text) } else { text });
+        }
+        if out.len() > MAX_SUBSTITUTED_BYTES {
+            return Err(format!(
+                "substituting its references gives more than {MAX_SUBSTITUTED_BYTES} bytes"
+            ));
         }
         rest = tail.get(end + 2..).unwrap_or_default();
     }
@@ -149,7 +160,7 @@ fn grant_matches(
             let Ok(norm) = normalize(&p) else {
                 return Ok(false);
             };
-            if !paths.iter().any(|g| glob_match(g, &norm)) {
+            if !any_glob(&paths, &norm)? {
                 return Ok(false);
             }
         }
@@ -160,7 +171,7 @@ fn grant_matches(
             return Ok(false);
         };
         let v = js_string(v);
-        if !list.iter().any(|g| glob_match(g, &v)) {
+        if !any_glob(&list, &v)? {
             return Ok(false);
         }
     }
@@ -179,23 +190,48 @@ fn denial_matches(
     }
     for g in &e.paths {
         let g = substitute(g, vars, true)?;
-        if path_args(tool, input)
-            .iter()
-            .any(|(_, p)| normalize(p).is_ok_and(|n| glob_match(&g, &n)))
-        {
-            return Ok(true);
+        for (_, p) in path_args(tool, input) {
+            if let Ok(n) = normalize(&p)
+                && any_glob(std::slice::from_ref(&g), &n)?
+            {
+                return Ok(true);
+            }
         }
     }
     for (arg, list) in &e.args {
         if let Some(v) = input.get(arg) {
+            let v = js_string(v);
             for g in list {
-                if glob_match(&substitute(g, vars, true)?, &js_string(v)) {
+                if any_glob(&[substitute(g, vars, true)?], &v)? {
                     return Ok(true);
                 }
             }
         }
     }
     Ok(false)
+}
+
+/// Whether `value` matches any of `globs`, in order. `Err` (the block's reason) as soon as
+/// a glob or the value is over a `wfx_schemas::glob` bound (bounded work): the callers
+/// block the call for an allow entry and a forbid entry alike (fail closed), since "no
+/// match" would let a forbidden call through and "match" would grant an unchecked one.
+fn any_glob(globs: &[String], value: &str) -> Result<bool, String> {
+    for g in globs {
+        match glob_match(g, value) {
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
+            Err(limit) => return Err(format!("the glob `{}` cannot be matched: {limit}", cap(g))),
+        }
+    }
+    Ok(false)
+}
+
+/// A glob for a message: at most 80 characters, then `…`.
+fn cap(g: &str) -> String {
+    match g.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", g.get(..i).unwrap_or(g)),
+        None => g.to_owned(),
+    }
 }
 
 /// The skills enabled in `state`: `skills.allow_always` plus the state's `skills.allow`,
@@ -517,6 +553,65 @@ mod tests {
         assert!(!offered_tools(&w, a).contains(&"archmax_reset".to_owned()));
         assert!(offered_tools(&w, a).contains(&"lookup".to_owned()));
         assert!(!offered_tools(&w, b).contains(&"archmax_advance".to_owned()));
+    }
+
+    #[test]
+    fn guard_globs_over_a_bound_block_and_pathological_globs_are_decided() {
+        let bomb = format!("docs/{}", "{a,b}".repeat(30));
+        let deep = format!("{}scratchpad/**{}", "{a,".repeat(9), "}".repeat(9));
+        let slow = format!("{}z", "*a".repeat(60));
+        let src = format!(
+            "states:\n  a:\n    tools:\n      allow:\n        - {{ tool: read_file, paths: [\"{bomb}\"] }}\n        - {{ tool: grep, paths: [\"{slow}\", \"**/*.md\"] }}\n      forbid:\n        - {{ tool: write_file, paths: [\"{deep}\"] }}\n"
+        );
+        let w = wf(&src);
+        let a = w.state("a").unwrap();
+        let vars = IndexMap::new();
+        let check = |t: &str, i: Value| check_call(&w, a, t, &i, &vars);
+        // Allow side: the grant cannot be checked, so the call is blocked.
+        let err = check("read_file", json!({"file_path": "docs/ab"})).unwrap_err();
+        assert_eq!(err.rule, "tool.path-argument");
+        assert!(
+            err.message.contains("more than 1024 alternatives"),
+            "{}",
+            err.message
+        );
+        // Forbid side: the denial cannot be checked, so the call is blocked too.
+        let err = check(
+            "write_file",
+            json!({"file_path": "scratchpad/x", "content": ""}),
+        )
+        .unwrap_err();
+        assert_eq!(err.rule, "tool.forbidden-here");
+        assert!(
+            err.message.contains("deeper than 8 levels"),
+            "{}",
+            err.message
+        );
+        // `*a` sixty times against a 4,000-character path of `a`s: decided (no match), and
+        // the second glob still grants.
+        let long = format!("{}.md", "a".repeat(4000));
+        assert!(check("grep", json!({"path": long})).is_ok());
+        let long = "a".repeat(4000);
+        assert_eq!(
+            check("grep", json!({"path": long})).map_err(|b| b.rule),
+            Err("tool.path-argument")
+        );
+        // A path over MAX_PATH_CHARS cannot be matched: blocked with the reason.
+        let err = check("grep", json!({"path": "a".repeat(5000)})).unwrap_err();
+        assert!(err.message.contains("longer than 4096"), "{}", err.message);
+    }
+
+    #[test]
+    fn substitution_is_bounded() {
+        let mut vars = IndexMap::new();
+        vars.insert("big".to_owned(), json!("x".repeat(100_000)));
+        let ok = substitute(&"${{big}}".repeat(10), &vars, false).unwrap();
+        assert_eq!(ok.len(), 1_000_000);
+        let err = substitute(&"${{big}}".repeat(11), &vars, false).unwrap_err();
+        assert!(err.contains("more than 1048576 bytes"), "{err}");
+        // A thousand references in a guard glob would be 100 MB: refused at the bound.
+        let err = substitute(&"${{big}}/".repeat(1000), &vars, true).unwrap_err();
+        assert!(err.contains("more than"), "{err}");
     }
 
     #[test]

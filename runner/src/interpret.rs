@@ -241,10 +241,21 @@ fn channel_str(c: Channel) -> &'static str {
     }
 }
 
-fn token_matches(token: &str, transcript: &str) -> bool {
+/// Whether a `reply` token matches the transcript: a regex token tests it, anything else is
+/// a substring. `Err` (the message for the failed assertion) when the regex gave up after
+/// `jsregex::MAX_MATCH_WORK` units (bounded work): both `includes` and `excludes` then fail.
+fn token_matches(token: &str, transcript: &str) -> Result<bool, String> {
     match jsregex::compile_token(token) {
-        Some(Ok(re)) => re.test(transcript),
-        _ => transcript.contains(token),
+        Some(Ok(re)) => re.test(transcript).map_err(|e| format!("{token}: {e}")),
+        _ => Ok(transcript.contains(token)),
+    }
+}
+
+/// The record of one `reply` token: `want` is whether it should match (`includes`) or not.
+fn reply_record(kind: &str, token: &str, transcript: &str, want: bool, step: usize) -> Record {
+    match token_matches(token, transcript) {
+        Ok(hit) => rec(kind, hit == want, Some(token.to_owned()), step),
+        Err(why) => rec(kind, false, Some(why), step),
     }
 }
 
@@ -319,18 +330,27 @@ fn evaluate(
             if let (Some(r), Some(c)) = (&view.raised, code) {
                 pass &= r.code == *c;
             }
+            let mut gave_up = None;
             if let (Some(r), Some(want)) = (&view.raised, reason) {
-                pass &= partial_match(
+                match partial_match(
                     &Value::String(want.clone()),
                     Some(&Value::String(r.reason.clone())),
-                );
+                ) {
+                    Ok(hit) => pass &= hit,
+                    Err(why) => {
+                        pass = false;
+                        gave_up = Some(why);
+                    }
+                }
             }
             let mut detail = format!(
                 "code={} reason={}",
                 code.as_deref().unwrap_or("*"),
                 reason.as_deref().unwrap_or("*")
             );
-            if !pass {
+            if let Some(why) = gave_up {
+                detail.push_str(&format!("; {why}"));
+            } else if !pass {
                 match &view.raised {
                     Some(r) => detail.push_str(&format!("; raised '{}': {}", r.code, r.reason)),
                     None => detail.push_str("; the session did not raise"),
@@ -490,29 +510,47 @@ fn evaluate(
             };
             let mut out = Vec::new();
             for t in includes {
-                out.push(rec(
+                out.push(reply_record(
                     "reply.includes",
-                    token_matches(&t.value, &transcript),
-                    Some(t.value.clone()),
+                    &t.value,
+                    &transcript,
+                    true,
                     step,
                 ));
             }
             for t in excludes {
-                out.push(rec(
+                out.push(reply_record(
                     "reply.excludes",
-                    !token_matches(&t.value, &transcript),
-                    Some(t.value.clone()),
+                    &t.value,
+                    &transcript,
+                    false,
                     step,
                 ));
             }
             out
         }
         StepForm::Tool { which, name, input } => {
+            // A call whose input the matcher could not decide (bounded work) fails the
+            // assertion whichever way it asks, with the reason in the detail.
+            let mut gave_up = None;
+            let decided: Vec<(&crate::sim::ToolCallFact, bool)> = view
+                .tool_calls
+                .iter()
+                .filter(|c| c.name == name.value)
+                .map(|c| {
+                    let hit = match input.as_ref().map(|i| partial_match(i, Some(&c.input))) {
+                        None | Some(Ok(true)) => true,
+                        Some(Ok(false)) => false,
+                        Some(Err(why)) => {
+                            gave_up.get_or_insert(why);
+                            false
+                        }
+                    };
+                    (c, hit)
+                })
+                .collect();
             let matching = |c: &&crate::sim::ToolCallFact| {
-                c.name == name.value
-                    && input
-                        .as_ref()
-                        .is_none_or(|i| partial_match(i, Some(&c.input)))
+                decided.iter().any(|(d, hit)| *hit && std::ptr::eq(*d, *c))
             };
             let (kind, pass) = match which {
                 ToolAssertion::Called => {
@@ -530,11 +568,14 @@ fn evaluate(
                         .any(|c| c.status == "rejected"),
                 ),
             };
+            let pass = pass && gave_up.is_none();
             let mut detail = match input {
                 Some(i) => format!("{} {i}", name.value),
                 None => name.value.clone(),
             };
-            if !pass {
+            if let Some(why) = &gave_up {
+                detail.push_str(&format!("; {why}"));
+            } else if !pass {
                 let calls: Vec<String> = view
                     .tool_calls
                     .iter()

@@ -729,16 +729,23 @@ impl<'w> Session<'w> {
         }
     }
 
-    fn find_mock(&self, tool: &str, input: &Value) -> Option<&Mock> {
+    /// The first mock for `tool` whose `whenInput` matches `input` (FORMAT §B.6). `Err`
+    /// (the tool call's failure message) when a `whenInput` could not be decided (bounded
+    /// work): the call then fails rather than falling through to a later mock.
+    fn find_mock(&self, tool: &str, input: &Value) -> Result<Option<&Mock>, String> {
         if !self.mocks_active {
-            return None;
+            return Ok(None);
         }
-        self.mocks.iter().find(|m| {
-            m.tool.value == tool
-                && m.when_input
-                    .as_ref()
-                    .is_none_or(|w| partial_match(w, Some(input)))
-        })
+        for m in self.mocks.iter().filter(|m| m.tool.value == tool) {
+            match m.when_input.as_ref().map(|w| partial_match(w, Some(input))) {
+                None | Some(Ok(true)) => return Ok(Some(m)),
+                Some(Ok(false)) => {}
+                Some(Err(why)) => {
+                    return Err(format!("the mock of `{tool}` could not be matched: {why}"));
+                }
+            }
+        }
+        Ok(None)
     }
 
     fn mock_text(result: &Value) -> String {
@@ -817,7 +824,7 @@ impl<'w> Session<'w> {
                 self.fs
                     .walk(&base)
                     .into_iter()
-                    .filter(|p| visible(p) && crate::glob::glob_match(&join(&base, &pat), p))
+                    .filter(|p| visible(p) && crate::glob::glob_match(&join(&base, &pat), p) == Ok(true))
                     .collect::<Vec<_>>()
                     .join("\n")
             }),
@@ -826,7 +833,7 @@ impl<'w> Session<'w> {
                 let filter = s("glob");
                 let mut out = Vec::new();
                 for p in self.fs.walk(&base) {
-                    if !visible(&p) || filter.as_ref().is_some_and(|g| !crate::glob::glob_match(g, p.rsplit('/').next().unwrap_or(&p))) {
+                    if !visible(&p) || filter.as_ref().is_some_and(|g| crate::glob::glob_match(g, p.rsplit('/').next().unwrap_or(&p)) != Ok(true)) {
                         continue;
                     }
                     if let Ok(text) = self.fs.read(&p) {
@@ -875,7 +882,7 @@ impl<'w> Session<'w> {
                 }
             }
         }
-        let Some(mock) = self.find_mock(tool, input).cloned() else {
+        let Some(mock) = self.find_mock(tool, input)?.cloned() else {
             return Err(format!(
                 "`{tool}` has no mock in this case, and the bundled runner does not run sub-workflows; add one to the case, e.g.\nmocks:\n  - tool: {tool}\n    result: {{ message: \"…\", returns: {{ … }} }}"
             ));
@@ -948,7 +955,7 @@ impl<'w> Session<'w> {
         if tool.starts_with("archmax_workflow_") {
             return self.sub_workflow(tool, &input);
         }
-        if let Some(m) = self.find_mock(tool, &input) {
+        if let Some(m) = self.find_mock(tool, &input)? {
             return Ok(Self::mock_text(&m.result));
         }
         if tool == "archmax_run" || tool == "archmax_eval" || governance::CONTROLS.contains(&tool) {
@@ -1390,8 +1397,12 @@ impl<'w, 'h> Simulator<'w, 'h> {
             "archmax_get_variables" => self.get_variables(&input),
             t if t.starts_with("archmax_workflow_") => self.session.sub_workflow(t, &input),
             t => {
-                if let Some(m) = self.session.find_mock(t, &input) {
-                    Ok(Session::mock_text(&m.result))
+                let mock = match self.session.find_mock(t, &input) {
+                    Ok(m) => m.map(|m| Ok(Session::mock_text(&m.result))),
+                    Err(why) => Some(Err(why)),
+                };
+                if let Some(r) = mock {
+                    r
                 } else if t == "archmax_run" {
                     self.run_script(&input)?
                 } else if t == "archmax_eval" {

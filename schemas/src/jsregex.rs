@@ -90,16 +90,42 @@ pub fn compile_token(s: &str) -> Option<Compiled> {
     Some(compiled)
 }
 
+/// Most units of work one [`JsRegex::test`] may do (bounded work, docs/security.md): one
+/// unit per instruction the backtracking engine executes, per character a repetition of a
+/// single character examines, and per character a backreference compares. Each unit is a
+/// constant amount of work (at most the pattern's capture-group count for a lookaround
+/// entry), so no subject or pattern makes one test run longer than about this many steps —
+/// a few tens of milliseconds. A million units decide any sane pattern against a subject of
+/// hundreds of thousands of characters; `/(a+)+$/` against 40 `a`s and a `b` needs about
+/// 2^40 and gives up.
+pub const MAX_MATCH_WORK: u64 = 1_000_000;
+
+/// [`JsRegex::test`] gave up after [`MAX_MATCH_WORK`] units of work, before deciding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkExceeded;
+
+impl std::fmt::Display for WorkExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the regex gave up after {MAX_MATCH_WORK} steps without deciding (bounded work: \
+             catastrophic backtracking, e.g. a nested quantifier such as `(a+)+`); simplify the pattern"
+        )
+    }
+}
+
 impl JsRegex {
-    /// `regex.test(text)`.
-    pub fn test(&self, text: &str) -> bool {
-        if self.unicode {
-            let units: Vec<u16> = text.encode_utf16().collect();
-            self.re.find_from_utf16(&units, 0).next().is_some()
+    /// `regex.test(text)`, over UTF-16 code units (`u`/`v`) or UCS-2 units (otherwise), as
+    /// JavaScript. `Err(WorkExceeded)` when the search needs more than [`MAX_MATCH_WORK`]
+    /// units: the caller must treat that as neither match nor non-match (fail closed).
+    pub fn test(&self, text: &str) -> Result<bool, WorkExceeded> {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let found = if self.unicode {
+            self.re.find_from_utf16_bounded(&units, 0, MAX_MATCH_WORK)
         } else {
-            let units: Vec<u16> = text.encode_utf16().collect();
-            self.re.find_from_ucs2(&units, 0).next().is_some()
-        }
+            self.re.find_from_ucs2_bounded(&units, 0, MAX_MATCH_WORK)
+        };
+        found.map(|m| m.is_some()).map_err(|_| WorkExceeded)
     }
 }
 
@@ -120,19 +146,33 @@ mod tests {
 
     #[test]
     fn ecmascript_features_compile_and_match() {
-        assert!(compile_token("/(?<=a)b/").unwrap().unwrap().test("ab"));
+        assert!(
+            compile_token("/(?<=a)b/")
+                .unwrap()
+                .unwrap()
+                .test("ab")
+                .unwrap()
+        );
         assert!(
             compile_token(r"/(?<w>x)\k<w>/")
                 .unwrap()
                 .unwrap()
                 .test("xx")
+                .unwrap()
         );
-        assert!(compile_token(r"/(a)\1/").unwrap().unwrap().test("aa"));
+        assert!(
+            compile_token(r"/(a)\1/")
+                .unwrap()
+                .unwrap()
+                .test("aa")
+                .unwrap()
+        );
         assert!(
             compile_token("/APPROV/i")
                 .unwrap()
                 .unwrap()
                 .test("approved")
+                .unwrap()
         );
         assert!(compile_token("/(/").unwrap().is_err());
         assert!(compile_token("/a/gg").unwrap().is_err());
@@ -144,7 +184,46 @@ mod tests {
     #[test]
     fn astral_characters_depend_on_the_u_flag() {
         // Without `u`, `.` matches one UTF-16 unit, so `^.$` does not match an emoji.
-        assert!(!compile_token("/^.$/").unwrap().unwrap().test("😀"));
-        assert!(compile_token("/^.$/u").unwrap().unwrap().test("😀"));
+        assert!(!compile_token("/^.$/").unwrap().unwrap().test("😀").unwrap());
+        assert!(
+            compile_token("/^.$/u")
+                .unwrap()
+                .unwrap()
+                .test("😀")
+                .unwrap()
+        );
+    }
+
+    #[test]
+    fn catastrophic_backtracking_gives_up_instead_of_running_for_ever() {
+        let subject = format!("{}b", "a".repeat(40));
+        for token in [
+            "/(a+)+$/",
+            "/(a|a)*$/",
+            "/(a|aa)+$/u",
+            "/^(a*)*$/i",
+            r"/(a+)+\1$/",
+        ] {
+            let re = compile_token(token).unwrap().unwrap();
+            assert_eq!(re.test(&subject), Err(WorkExceeded), "{token}");
+        }
+        // The same patterns still decide short subjects, both ways.
+        let re = compile_token("/(a+)+$/").unwrap().unwrap();
+        assert_eq!(re.test("baaa"), Ok(true));
+        assert_eq!(re.test("aaab"), Ok(false));
+    }
+
+    #[test]
+    fn a_long_subject_under_a_linear_pattern_is_decided() {
+        // 200,000 characters scanned by an unanchored literal search: well inside the budget.
+        let subject = format!("{}needle", "x".repeat(200_000));
+        let re = compile_token("/needle$/").unwrap().unwrap();
+        assert_eq!(re.test(&subject), Ok(true));
+        let re = compile_token(r"/^x+\w*needle$/").unwrap().unwrap();
+        assert_eq!(re.test(&subject), Ok(true));
+        assert_eq!(
+            compile_token("/absent/").unwrap().unwrap().test(&subject),
+            Ok(false)
+        );
     }
 }

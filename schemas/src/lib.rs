@@ -9,6 +9,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod docs;
 pub mod files;
+pub mod glob;
 pub mod graph;
 pub mod inert;
 pub mod jsregex;

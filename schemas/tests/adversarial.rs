@@ -724,7 +724,13 @@ fn regex_token_edge_shapes() {
     assert!(compile_token("/[/").unwrap().is_err());
     assert!(compile_token("/a/gg").unwrap().is_err());
     assert!(compile_token("/(?<=a)b/").unwrap().is_ok());
-    assert!(compile_token("/\\u{1F600}/u").unwrap().unwrap().test("😀"));
+    assert!(
+        compile_token("/\\u{1F600}/u")
+            .unwrap()
+            .unwrap()
+            .test("😀")
+            .unwrap()
+    );
     // Multi-byte characters at every position of the token shape.
     assert_eq!(regex_token("/😀/"), Some(("😀", "")));
     assert_eq!(regex_token("😀/a/"), None);

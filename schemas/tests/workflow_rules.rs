@@ -543,6 +543,29 @@ states:
     );
 }
 
+#[test]
+fn wfx227_glob_over_bound() {
+    // Thirty `{a,b}` groups would be 2^30 alternatives, nine nested groups are over the
+    // depth bound; both are reported on the glob, and the check finishes (bounded work).
+    check_spec(
+        r#"
+#- workflows/w/workflow.yaml
+instructions: Answer.
+states:
+  a:
+    triggers: { manual: }
+    tools:
+      allow:
+        - { tool: read_file, paths: ["docs/{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"] }
+#                                    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error WFX227: more than 1024 alternatives
+        - { tool: read_file, paths: ["docs/{a,b}/**"] }
+      forbid:
+        - { tool: grep, args: { path: "{a,{a,{a,{a,{a,{a,{a,{a,{a,x}}}}}}}}}" } }
+#                                     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error WFX227: deeper than 8 levels
+"#,
+    );
+}
+
 // ---- refine (FORMAT §A.4) ----
 
 #[test]

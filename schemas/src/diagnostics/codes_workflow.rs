@@ -1,6 +1,6 @@
 //! Registry of `WFX2xx`: one `workflow.yaml` on its own (FORMAT §A): shape (§A.0–§A.3,
 //! §A.5, §A.6), document rules (§A.4), lint (§A.7) and `WORKFLOW.md` (§A.0.5). Only
-//! declarations live here; the checks are in `rules::workflow`. 201–229 shape, 230–239
+//! declarations live here; the checks are in `rules::workflow`. 201–229 shape (227: guard globs over the matcher's bounds), 230–239
 //! refine, 240–259 lint, 260– companions.
 
 use crate::code;
@@ -239,6 +239,15 @@ code!(
     "§A.6, §D.2",
     "a custom hook kind is not declared under `extensions.hooks`",
     "The built-in kinds are `script` and `rubric`. A custom kind needs an executor registered by the host, declared under `extensions.hooks`.\n\nFails:\n```yaml\nafter: { webhook: https://example.com }\n```\nPasses:\n```yaml\nextensions:\n  hooks: [webhook]\n```"
+);
+code!(
+    WF_GLOB_OVER_BOUND,
+    "WFX227",
+    "glob-over-bound",
+    Error,
+    "§A.3, §E.7",
+    "a guard glob is over a bound of the glob matcher",
+    "Guard globs (`paths` and path arguments of `tools.allow` / `tools.forbid` entries) expand their `{a,b}` groups before matching. A glob may nest groups at most 8 deep, expand to at most 1,024 alternatives and hold at most 16,384 characters in all; beyond that it cannot be matched in bounded time, and at run time every call it guards is blocked (fail closed, for allow and forbid entries alike).\n\nFails:\n```yaml\ntools:\n  allow:\n    - tool: read_file\n      paths: [\"{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}\"]\n```\nPasses:\n```yaml\ntools:\n  allow:\n    - tool: read_file\n      paths: [\"{a,b}/**\"]\n```"
 );
 code!(
     WF_UNDEFINED_TRANSITION_TARGET,
@@ -530,6 +539,7 @@ pub static CODES: &[&CodeInfo] = &[
     &WF_INVALID_HOOK,
     &WF_INVALID_HOOK_SCRIPT_PATH,
     &WF_UNKNOWN_HOOK_KIND,
+    &WF_GLOB_OVER_BOUND,
     &WF_UNDEFINED_TRANSITION_TARGET,
     &WF_UNDEFINED_ON_ERROR_TARGET,
     &WF_BEFORE_HOOK_BUDGET,

@@ -201,7 +201,9 @@ pub fn scan_refs(s: &str) -> Vec<GuardRef> {
             break;
         };
         if s.get(close + 1..close + 2) != Some("}") {
-            from = inner_start;
+            // Every `${{` before `close` would stop at the same `}` (the body is `[^}]*`),
+            // so the scan resumes after it: linear in `s`, not quadratic (bounded work).
+            from = close + 1;
             continue;
         }
         // `(\$?)` captures a `$` right before `${{`: that is the escape `$${{…}}`.
@@ -985,6 +987,15 @@ fn shape_globs(cx: &mut Cx<'_>, node: &Node, key: &str, tool: &str, place: &str)
         }
     };
     for s in strings {
+        if let Err(limit) = crate::glob::check_pattern(s.as_str().unwrap_or("")) {
+            cx.shape(
+                &d::WF_GLOB_OVER_BOUND,
+                s.range,
+                format!(
+                    "this `{key}` glob of `{tool}` cannot be matched: {limit} (bounded work); at run time every call it guards is blocked"
+                ),
+            );
+        }
         for r in scan_refs(s.as_str().unwrap_or("")) {
             cx.guards.push(Guard {
                 range: s.range,
@@ -2173,6 +2184,16 @@ mod tests {
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!(r[0].segments, vec!["x", "y"]);
         assert!(!r[0].is_malformed());
+        assert!(r[1].is_malformed());
+        // `${{${{…` with one lone `}` at the end: each start used to rescan to the end
+        // (quadratic, minutes for this string); the references after it are still found.
+        let hostile = format!(
+            "{}}}x/${{{{ a.b }}}}/${{{{${{{{c}}}}",
+            "${{".repeat(300_000)
+        );
+        let r = scan_refs(&hostile);
+        let raws: Vec<&str> = r.iter().map(|r| r.raw.as_str()).collect();
+        assert_eq!(raws, ["${{ a.b }}", "${{${{c}}"], "{r:?}");
         assert!(r[1].is_malformed());
     }
 

@@ -683,104 +683,10 @@ fn str_list(node: Option<&Node>) -> Vec<&str> {
         .collect()
 }
 
-/// A small glob matcher (picomatch-like): `**` crosses `/`, `*` and `?` do not, `[…]`
-/// classes, `{a,b}` alternatives. Used only on concrete paths.
+/// The guard glob matcher (`crate::glob`); a glob over a bound matches nothing here (its
+/// own `WFX227` reports it).
 pub fn glob_match(pattern: &str, path: &str) -> bool {
-    expand_braces(pattern, 0)
-        .iter()
-        .any(|p| match_simple(p, path))
-}
-
-fn expand_braces(p: &str, depth: usize) -> Vec<String> {
-    if depth > 4 {
-        return vec![p.to_owned()];
-    }
-    let Some(open) = p.find('{') else {
-        return vec![p.to_owned()];
-    };
-    let Some(close) = p.get(open..).and_then(|r| r.find('}')).map(|c| c + open) else {
-        return vec![p.to_owned()];
-    };
-    let (pre, body, post) = (
-        p.get(..open).unwrap_or(""),
-        p.get(open + 1..close).unwrap_or(""),
-        p.get(close + 1..).unwrap_or(""),
-    );
-    body.split(',')
-        .take(32)
-        .flat_map(|alt| expand_braces(&format!("{pre}{alt}{post}"), depth + 1))
-        .collect()
-}
-
-fn match_simple(p: &str, s: &str) -> bool {
-    let p: Vec<char> = p.chars().collect();
-    let s: Vec<char> = s.chars().collect();
-    // dp[i][j]: p[i..] matches s[j..]
-    let (n, m) = (p.len(), s.len());
-    let mut dp = vec![vec![false; m + 1]; n + 1];
-    if let Some(row) = dp.get_mut(n)
-        && let Some(c) = row.get_mut(m)
-    {
-        *c = true;
-    }
-    for i in (0..n).rev() {
-        let pc = p.get(i).copied().unwrap_or(' ');
-        let star2 = pc == '*' && p.get(i + 1) == Some(&'*');
-        let class_end = if pc == '[' {
-            p.get(i..)
-                .and_then(|r| r.iter().position(|c| *c == ']'))
-                .map(|e| i + e)
-        } else {
-            None
-        };
-        for j in (0..=m).rev() {
-            let at =
-                |a: usize, b: usize| dp.get(a).and_then(|r| r.get(b)).copied().unwrap_or(false);
-            let sc = s.get(j).copied();
-            let v = if star2 {
-                // `**/` also matches zero segments.
-                let skip = if p.get(i + 2) == Some(&'/') {
-                    at(i + 3, j)
-                } else {
-                    false
-                };
-                skip || at(i + 2, j) || (sc.is_some() && at(i, j + 1))
-            } else if pc == '*' {
-                at(i + 1, j) || (sc.is_some_and(|c| c != '/') && at(i, j + 1))
-            } else if pc == '?' {
-                sc.is_some_and(|c| c != '/') && at(i + 1, j + 1)
-            } else if let Some(end) = class_end {
-                let set: Vec<char> = p.get(i + 1..end).unwrap_or(&[]).to_vec();
-                let (neg, set) = match set.first() {
-                    Some('!' | '^') => (true, set.get(1..).unwrap_or(&[]).to_vec()),
-                    _ => (false, set),
-                };
-                let hit = sc.is_some_and(|c| {
-                    let mut k = 0;
-                    let mut found = false;
-                    while k < set.len() {
-                        let a = set.get(k).copied().unwrap_or(' ');
-                        if set.get(k + 1) == Some(&'-') && k + 2 < set.len() {
-                            let b = set.get(k + 2).copied().unwrap_or(' ');
-                            found |= a <= c && c <= b;
-                            k += 3;
-                        } else {
-                            found |= a == c;
-                            k += 1;
-                        }
-                    }
-                    found != neg
-                });
-                hit && at(end + 1, j + 1)
-            } else {
-                sc == Some(pc) && at(i + 1, j + 1)
-            };
-            if let Some(cell) = dp.get_mut(i).and_then(|r| r.get_mut(j)) {
-                *cell = v;
-            }
-        }
-    }
-    dp.first().and_then(|r| r.first()).copied().unwrap_or(false)
+    crate::glob::glob_match(pattern, path) == Ok(true)
 }
 
 fn governance(
