@@ -608,3 +608,29 @@ fn trail_timestamps_come_from_the_clock() {
         },
     );
 }
+
+#[test]
+fn mocks_answer_the_run_a_decision_resumes() {
+    // wfx-lsp decision (FORMAT §B.9): unlike `archmax test`, the case's mocks apply to the
+    // run a `decide` resumes (WFX312 tells the author about the difference).
+    // The file does not exist: without the mock the call would fail.
+    let src = "mocks:\n  - tool: read_file\n    whenInput: { file_path: scratchpad/none.txt }\n    result: mocked\n";
+    let turns = vec![
+        vec![call(
+            "archmax_advance",
+            json!({"to": "review", "reason": "check"}),
+        )],
+        vec![call(
+            "read_file",
+            json!({"file_path": "scratchpad/none.txt"}),
+        )],
+    ];
+    with_sim(turns, src, |sim| {
+        sim.send(0, "hi", &ticket()).unwrap();
+        sim.decide(1, "done", None).unwrap();
+        let v = sim.view();
+        let last = v.tool_calls.len() - 1;
+        assert_eq!(v.tool_calls[last].name, "read_file");
+        assert_eq!(output(&v, last), ("completed", json!("mocked")));
+    });
+}

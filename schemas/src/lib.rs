@@ -13,6 +13,7 @@ pub mod graph;
 pub mod jsregex;
 pub mod model;
 pub mod rules;
+pub mod signature;
 pub mod text;
 pub mod workspace;
 pub mod yaml;
