@@ -178,6 +178,8 @@ fn agent_scripts_in_state_references_and_rename_over_real_stdio() {
     assert!(refs.contains(&at_agent), "{refs:?}");
 
     // Rename the state in workflow.yaml: the agent scripts naming it are edited too.
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    s.open_file(&spec, &spec_text);
     let edit = s.call(
         "textDocument/rename",
         json!({"textDocument": {"uri": spec_u}, "position": {"line": 171, "character": 5},

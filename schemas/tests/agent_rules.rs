@@ -167,10 +167,10 @@ fn advance_follows_the_edges_of_the_first_turn() {
     check_graph(
         r#"turns:
   - - call: { tool: archmax_advance, input: { to: done, reason: r } }
-#                                                 ^^^^ warning WFX410: is refused here: at this point the script is in state `triage`, which has no transition to `done` (transitions to: collect, escalate)
+#                                                 ^^^^ warning WFX410: is refused here: at this point the script is in state `triage`, with no transition to `done` (transitions to: collect, escalate)
     - call: { tool: archmax_advance, input: { to: collect, reason: r } }
     - call: { tool: archmax_advance, input: { to: escalate, reason: r } }
-#                                                 ^^^^^^^^ warning WFX410: the script is in state `collect`, which has no transition to `escalate`
+#                                                 ^^^^^^^^ warning WFX410: the script is in state `collect`, with no transition to `escalate`
     - call: { tool: archmax_advance, input: { to: review, reason: r } }
     - call: { tool: archmax_advance, input: { to: done, reason: r } }
 "#,
@@ -215,11 +215,26 @@ turns:
     - call: { tool: archmax_set_variables, input: { ticket: T } }
     - call: { tool: archmax_advance, input: { to: b, reason: r } }
     - call: { tool: archmax_advance, input: { to: a, reason: r } }
-#                                                 ^ warning WFX410: the script is in state `a` or `b`, which has no transition to `a`
+#                                                 ^ warning WFX410: the script is in one of the states `a`, `b`, with no transition to `a`
     - call: { tool: archmax_advance, input: { to: c, reason: r } }
     - call: { tool: archmax_advance, input: { to: b, reason: r } }
-#                                                 ^ warning WFX410: the script is in state `c`, which has no transition to `b`
+#                                                 ^ warning WFX410: the script is in state `c`, with no transition to `b`
 "#,
         "workflows/w/tests/a.agent.yaml",
     );
+}
+
+#[test]
+fn undeclared_advance_target_has_a_fix() {
+    let src = format!(
+        "{GRAPH}#- workflows/w/tests/a.agent.yaml\nturns:\n  - - call: {{ tool: archmax_advance, input: {{ to: colect, reason: r }} }}\n"
+    );
+    let fx = common::fixture(&src);
+    let d = wfx_schemas::check::check_file(&fx.files, "workflows/w/tests/a.agent.yaml");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].code.code, "WFX409");
+    let fix = &d[0].fixes[0];
+    assert_eq!(fix.title, "advance to `collect`");
+    assert_eq!(fix.edits[0].new_text, "collect");
+    assert_eq!(fix.edits[0].range, d[0].range);
 }

@@ -7,7 +7,7 @@
 //! workflow does not declare (`WFX409`) or along no transition of the state the script is
 //! in at that point (`WFX410`).
 //!
-//! Where the script is, statically ([`Where`]): the first turn (the first `send`'s run)
+//! Where the script is, statically: the first turn (the first `send`'s run)
 //! starts in an entry state of some trigger (the case's trigger is not read, so a file's
 //! diagnostics never depend on another file than `workflow.yaml`: with one entry state the
 //! place is exact, with several it is any of them). An advance along an edge moves there;
@@ -274,9 +274,9 @@ fn check_call(
 }
 
 /// The states an agent script may be in at one point of a turn, sorted and distinct
-/// (never empty); `None` in the code above when it is not known statically.
+/// (never empty); `None` where it is not known statically.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Where(Vec<String>);
+struct Where(Vec<String>);
 
 impl Where {
     /// The entry states of the workflow's triggers: where the first run starts.
@@ -382,12 +382,11 @@ fn follow(
     };
     match at.as_ref() {
         Some(now) if !now.0.iter().any(|s| edge_from(s)) => {
-            let places = now
-                .0
-                .iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(" or ");
+            let names: Vec<String> = now.0.iter().map(|s| format!("`{s}`")).collect();
+            let places = match names.as_slice() {
+                [one] => format!("state {one}"),
+                more => format!("one of the states {}", more.join(", ")),
+            };
             let mut targets: Vec<&str> = now
                 .0
                 .iter()
@@ -401,7 +400,7 @@ fn follow(
                 file,
                 to_node.range,
                 format!(
-                    "`archmax_advance` to `{to}` is refused here: at this point the script is in state {places}, which has no transition to `{to}` (transitions to: {})",
+                    "`archmax_advance` to `{to}` is refused here: at this point the script is in {places}, with no transition to `{to}` (transitions to: {})",
                     if targets.is_empty() {
                         "none".to_owned()
                     } else {
