@@ -148,3 +148,58 @@ fn ide_features_over_real_stdio() {
     );
     s.shutdown();
 }
+
+#[test]
+fn agent_scripts_in_state_references_and_rename_over_real_stdio() {
+    let ws = corpus_copy();
+    let dir = ws.path().join("workflows/order-lookup");
+    let spec = dir.join("workflow.yaml");
+    let agent = dir.join("tests/refund-approved.agent.yaml");
+    let agent_text = std::fs::read_to_string(&agent).unwrap();
+    let (mut s, _) = Server::start(ws.path());
+    // The corpus script advances along real edges: no WFX409/WFX410 (nor anything else).
+    let d = s.open_file(&agent, &agent_text);
+    assert_eq!(d, json!([]), "{d}");
+
+    // `input: { to: refund-request, … }` (line 8, slug at characters 21..35).
+    let spec_u = uri(&spec);
+    let agent_u = uri(&agent);
+    let decl = json!({"uri": spec_u, "range": range(171, 2, 171, 16)});
+    let at_agent = json!({"uri": agent_u, "range": range(8, 21, 8, 35)});
+    let def = s.call("textDocument/definition", pos(&agent, 8, 25));
+    assert_eq!(def, json!([decl]));
+    let refs = s.call(
+        "textDocument/references",
+        json!({"textDocument": {"uri": agent_u}, "position": {"line": 8, "character": 25},
+               "context": {"includeDeclaration": true}}),
+    );
+    let refs = refs.as_array().unwrap();
+    assert!(refs.contains(&decl), "{refs:?}");
+    assert!(refs.contains(&at_agent), "{refs:?}");
+
+    // Rename the state in workflow.yaml: the agent scripts naming it are edited too.
+    let spec_text = std::fs::read_to_string(&spec).unwrap();
+    s.open_file(&spec, &spec_text);
+    let edit = s.call(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": spec_u}, "position": {"line": 171, "character": 5},
+               "newName": "refund-ask"}),
+    );
+    let changes = &edit["changes"];
+    assert_eq!(
+        changes[&agent_u],
+        json!([{"range": range(8, 21, 8, 35), "newText": "refund-ask"}]),
+        "{edit}"
+    );
+    let scripts = changes
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| k.ends_with(".agent.yaml"))
+        .count();
+    assert!(
+        scripts >= 2,
+        "other agent scripts advance to refund-request too: {edit}"
+    );
+    s.shutdown();
+}

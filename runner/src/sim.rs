@@ -33,6 +33,7 @@ use wfx_schemas::check::load_workflow;
 use wfx_schemas::files::{FileAccess, join};
 use wfx_schemas::model::case::{Channel, Mock};
 use wfx_schemas::model::workflow::{HookKind, SigEntry, State, StateType, Workflow};
+use wfx_schemas::signature::{seed_value, signature_issue, title_issue};
 use wfx_schemas::workspace::WorkflowDir;
 
 use crate::agent::{Agent, AgentAction, AgentMessage, RunCause, TurnContext};
@@ -364,120 +365,11 @@ fn cut_output(content: String, room: usize) -> String {
     out
 }
 
-fn title_issue(v: &str) -> Option<&'static str> {
-    let t = v.trim();
-    if t.is_empty() {
-        Some("must not be empty")
-    } else if t.contains('\n') {
-        Some("must be a single line")
-    } else if t.chars().count() > 200 {
-        Some("must be at most 200 characters")
-    } else {
-        None
-    }
-}
-
 /// `VARIABLE_NAME_PATTERN` (FORMAT §A.3).
 pub fn is_variable_name(n: &str) -> bool {
     let mut c = n.chars();
     c.next().is_some_and(|f| f.is_ascii_lowercase())
         && c.all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
-}
-
-fn is_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() != 10 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
-        return false;
-    }
-    let num = |r: std::ops::Range<usize>| {
-        s.get(r)
-            .filter(|p| p.bytes().all(|c| c.is_ascii_digit()))
-            .and_then(|p| p.parse::<u32>().ok())
-    };
-    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
-        return false;
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&d)
-}
-
-fn is_date_time(s: &str) -> bool {
-    let (Some(date), Some(rest)) = (s.get(..10), s.get(10..)) else {
-        return false;
-    };
-    if !is_date(date) {
-        return false;
-    }
-    let Some(rest) = rest.strip_prefix(['T', 't']) else {
-        return false;
-    };
-    let hms = rest.get(..8).unwrap_or_default();
-    let parts: Vec<Option<u32>> = hms
-        .split(':')
-        .map(|p| if p.len() == 2 { p.parse().ok() } else { None })
-        .collect();
-    let [Some(h), Some(mi), Some(sec)] = parts.as_slice() else {
-        return false;
-    };
-    if *h > 23 || *mi > 59 || *sec > 60 {
-        return false;
-    }
-    let mut tail = rest.get(8..).unwrap_or_default();
-    if let Some(frac) = tail.strip_prefix('.') {
-        let n = frac.chars().take_while(char::is_ascii_digit).count();
-        if n == 0 {
-            return false;
-        }
-        tail = frac.get(n..).unwrap_or_default();
-    }
-    if tail == "Z" || tail == "z" {
-        return true;
-    }
-    let b = tail.as_bytes();
-    b.len() == 6
-        && matches!(b.first(), Some(b'+') | Some(b'-'))
-        && b.get(3) == Some(&b':')
-        && tail
-            .get(1..3)
-            .and_then(|h| h.parse::<u32>().ok())
-            .is_some_and(|h| h <= 23)
-        && tail
-            .get(4..6)
-            .and_then(|m| m.parse::<u32>().ok())
-            .is_some_and(|m| m <= 59)
-}
-
-/// `signatureValueIssues` for one entry (FORMAT §A.5): `None` when `value` conforms.
-pub fn signature_issue(entry: &SigEntry, value: Option<&Value>) -> Option<String> {
-    let name = &entry.name.value;
-    let Some(v) = value else {
-        return Some(format!("'{name}' was not set"));
-    };
-    let ty = entry.ty.as_deref()?;
-    let ok = match (ty, v) {
-        (_, Value::Null) => false,
-        ("string", Value::String(_)) => true,
-        ("integer", Value::Number(n)) => {
-            n.as_i64().is_some()
-                || n.as_u64().is_some()
-                || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
-        ("number", Value::Number(n)) => n.as_f64().is_some_and(f64::is_finite),
-        ("boolean", Value::Bool(_)) => true,
-        ("date", Value::String(s)) => is_date(s),
-        ("date-time", Value::String(s)) => is_date_time(s),
-        ("object", Value::Object(_)) => true,
-        ("array", Value::Array(_)) => true,
-        _ => false,
-    };
-    (!ok).then(|| format!("'{name}' must be {ty}, got {v}"))
 }
 
 impl<'w> Session<'w> {
@@ -607,32 +499,10 @@ impl<'w> Session<'w> {
     /// `title` is stored unlocked and trimmed and must pass the title check.
     pub fn seed_variables(&mut self, vars: &[(String, Value)]) -> Result<(), SimError> {
         for (name, value) in vars {
-            if !is_variable_name(name) {
-                return Err(SimError(format!(
-                    "`{name}` is not a valid variable name (seeded): use lowercase letters, digits and underscores, starting with a letter"
-                )));
-            }
-            if name == "title" {
-                let s = value.as_str().unwrap_or_default();
-                if let Some(why) = title_issue(s) {
-                    return Err(SimError(format!("the seeded `title` {why}")));
-                }
-                self.variables.insert(
-                    name.clone(),
-                    Var {
-                        value: Value::String(s.trim().to_owned()),
-                        locked: false,
-                    },
-                );
-            } else {
-                self.variables.insert(
-                    name.clone(),
-                    Var {
-                        value: value.clone(),
-                        locked: true,
-                    },
-                );
-            }
+            // The same seeding the static check of `requires` simulates (WFX310/WFX311).
+            let value = seed_value(name, value).map_err(SimError)?;
+            let locked = name != "title";
+            self.variables.insert(name.clone(), Var { value, locked });
         }
         Ok(())
     }
@@ -1143,7 +1013,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
         self.session.pending_decision = None;
         self.session.state = to.to_owned();
         self.session.status = Status::Running;
-        self.session.mocks_active = false;
+        // wfx-lsp decision (FORMAT §B.9): the case's mocks apply to the resumed run too;
+        // `archmax test` passes none here, which WFX312 tells the author.
+        self.session.mocks_active = true;
         self.session.reply_only = false;
         self.enter_flow(to);
         if wf.state(to).is_some_and(|s| s.kind == StateType::Human) {
@@ -1210,7 +1082,8 @@ impl<'w, 'h> Simulator<'w, 'h> {
             .push_trail(&state, "trigger", Some(trigger.to_owned()));
         self.session.pending_input = None;
         self.session.status = Status::Running;
-        self.session.mocks_active = false;
+        // wfx-lsp decision (FORMAT §B.9), as for `decide`.
+        self.session.mocks_active = true;
         self.session.reply_only = false;
         self.run_agent(RunCause::Delivery {
             trigger: trigger.to_owned(),
@@ -2054,17 +1927,6 @@ impl<'w, 'h> Simulator<'w, 'h> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_and_date_times() {
-        assert!(is_date("2024-02-29"));
-        assert!(!is_date("2023-02-29"));
-        assert!(!is_date("2023-13-01"));
-        assert!(is_date_time("2024-01-01T10:00:00Z"));
-        assert!(is_date_time("2024-01-01t10:00:00.5+02:00"));
-        assert!(!is_date_time("2024-01-01T10:00:00"));
-        assert!(!is_date_time("2024-01-01T24:00:00Z"));
-    }
 
     #[test]
     fn tool_output_is_kept_up_to_the_session_cap_then_cut_with_a_marker() {

@@ -608,3 +608,91 @@ fn trail_timestamps_come_from_the_clock() {
         },
     );
 }
+
+#[test]
+fn mocks_answer_the_run_a_decision_resumes() {
+    // wfx-lsp decision (FORMAT §B.9): unlike `archmax test`, the case's mocks apply to the
+    // run a `decide` resumes (WFX312 tells the author about the difference).
+    // The file does not exist: without the mock the call would fail.
+    let src = "mocks:\n  - tool: read_file\n    whenInput: { file_path: scratchpad/none.txt }\n    result: mocked\n";
+    let turns = vec![
+        vec![call(
+            "archmax_advance",
+            json!({"to": "review", "reason": "check"}),
+        )],
+        vec![call(
+            "read_file",
+            json!({"file_path": "scratchpad/none.txt"}),
+        )],
+    ];
+    with_sim(turns, src, |sim| {
+        sim.send(0, "hi", &ticket()).unwrap();
+        sim.decide(1, "done", None).unwrap();
+        let v = sim.view();
+        let last = v.tool_calls.len() - 1;
+        assert_eq!(v.tool_calls[last].name, "read_file");
+        assert_eq!(output(&v, last), ("completed", json!("mocked")));
+    });
+}
+
+/// The static `requires` check of a case (WFX310/WFX311) and the simulator's `send` agree
+/// on every case below: the check reports exactly when the first `send` is refused.
+#[test]
+fn the_static_requires_check_and_send_agree() {
+    const REQ: &str = "states:\n  start:\n    triggers:\n      manual:\n        requires: [order_id, { name: n, type: integer }, { name: due, type: date-time }, { name: trigger, type: string }]\n    transitions: [{ to: done, description: d }]\n  done: {}\n";
+    let cases = [
+        "{ order_id: A, n: 1, due: \"2026-01-01T10:00:00Z\" }",
+        "{ order_id: null, n: 2.0, due: \"2026-01-01T10:00:00+01:00\" }",
+        "{ n: 1, due: \"2026-01-01T10:00:00Z\" }",
+        "{ order_id: A, n: \"1\", due: \"2026-01-01T10:00:00Z\" }",
+        "{ order_id: A, n: 1.5, due: \"2026-01-01T10:00:00Z\" }",
+        "{ order_id: A, n: 1, due: \"2026-01-01T10:00:00\" }",
+        "{ order_id: A, n: 1, due: 2026-01-01 }",
+        "{ order_id: A, n: null, due: \"2026-01-01T10:00:00Z\" }",
+        "{ order_id: A, n: 1, due: \"2026-01-01T10:00:00Z\", trigger: 5 }",
+    ];
+    let mut refused_seen = 0;
+    for vars in cases {
+        let case_text =
+            format!("title: t\ndescription: d\nvariables: {vars}\nsteps:\n  - send: hi\n");
+        let fs = MemFiles::new()
+            .with("workflows/w/workflow.yaml", REQ)
+            .with("workflows/w/tests/a.test.yaml", case_text.as_str());
+        let statically = wfx_schemas::check::check_file(&fs, "workflows/w/tests/a.test.yaml")
+            .iter()
+            .any(|d| d.code.code == "WFX310" || d.code.code == "WFX311");
+
+        let wf = Workflow::from_node(yaml::parse(REQ).documents.first().unwrap());
+        let parsed = yaml::parse(&case_text);
+        let case = Case::from_node(parsed.documents.first().unwrap());
+        let variables: Vec<(String, Value)> = case
+            .variables
+            .iter()
+            .map(|(k, v)| (k.value.clone(), v.to_json()))
+            .collect();
+        let clock = FixedClock::default();
+        let cfg = SimConfig {
+            workspace: &fs,
+            dir: WorkflowDir {
+                root: String::new(),
+                slug: "w".into(),
+            },
+            workflow: &wf,
+            clock: &clock,
+            grades: GradePolicy {
+                skip: true,
+                model: None,
+            },
+        };
+        let mut session = Session::new(cfg, Vec::new()).unwrap();
+        session.open("manual").unwrap();
+        let mut agent = ScriptedAgent::from_turns("a.agent.yaml", vec![vec![say("ok")]]);
+        let mut host = NoScriptHost;
+        let mut sim = Simulator::new(session, &mut agent, &mut host, None);
+        sim.send(0, "hi", &variables).unwrap();
+        let refused = sim.view().status == Status::Rejected && sim.view().trail.is_empty();
+        refused_seen += usize::from(refused);
+        assert_eq!(statically, refused, "variables {vars}");
+    }
+    assert_eq!(refused_seen, 6, "the table exercises both verdicts");
+}

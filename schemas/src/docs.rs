@@ -264,7 +264,7 @@ pub static KEYS: &[KeyDoc] = &[
         "steps.-.decide",
         Action,
         "§B.2, §E.3",
-        "Decides a human state's park as the reviewer: routes the session along the chosen edge. No mocks are passed.",
+        "Decides a human state's park as the reviewer: routes the session along the chosen edge. `archmax test` passes no mocks to the run it resumes; `wfx-lsp test` does (WFX312).",
         "a mapping `{ to: <target state>, comment?: string }`",
         "decide:\n  to: ${1:state}\n  comment: ${2:comment}"
     ),
@@ -273,7 +273,7 @@ pub static KEYS: &[KeyDoc] = &[
         "steps.-.deliver",
         Action,
         "§B.2, §E.3",
-        "Delivers an event to a session parked for input (`archmax_wait`); its variables are seeded locked. No mocks are passed.",
+        "Delivers an event to a session parked for input (`archmax_wait`); its variables are seeded locked. `archmax test` passes no mocks to the run it resumes; `wfx-lsp test` does (WFX312).",
         "a mapping `{ trigger: <id>, variables?: { name: value } }`",
         "deliver:\n  trigger: ${1:trigger}\n  variables:\n    ${2:name}: ${3:value}"
     ),

@@ -1,5 +1,5 @@
 //! Fixture tests for the case document rules (WFX1xx, FORMAT §B.0–§B.8) and the case
-//! cross-file rules (WFX301–WFX309, FORMAT §B.8, §B.10 and our own checks), plus the
+//! cross-file rules (WFX301–WFX312, FORMAT §B.8, §B.10 and our own checks), plus the
 //! example corpus: every case of `tests/corpus/customer-support` checks clean.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -1043,4 +1043,175 @@ fn corpus_case_with_a_typo_is_caught_and_fixed() {
 fn files_read(files: &MemFiles, path: &str) -> Vec<u8> {
     use wfx_schemas::files::FileAccess;
     files.read(path).unwrap()
+}
+
+// ------------------------------------------- trigger `requires` against case `variables`
+
+/// A workflow whose triggers have typed `requires` (FORMAT §A.5).
+const WF_REQ: &str = r#"
+#- workflows/w/workflow.yaml
+instructions: Test workflow.
+states:
+  start:
+    triggers:
+      manual:
+        requires: [order_id, { name: count, type: integer }, { name: due, type: date }, { name: anything }]
+      email:
+        requires: [{ name: trigger, type: integer }, { name: title, type: string }]
+    transitions:
+      - to: review
+  review:
+    type: human
+    transitions:
+      - to: done
+  done:
+    title: Done
+"#;
+
+#[track_caller]
+fn check_req_case(body: &str) {
+    check_file_diagnostics(&format!("{WF_REQ}#- {CASE}\n{body}"), CASE);
+}
+
+#[test]
+fn case_variables_meet_the_trigger_requires() {
+    check_req_case(
+        r#"title: t
+description: d
+variables:
+^^^^^^^^^ error WFX310: trigger `manual` requires `order_id`, but the case's `variables` do not set it
+  count: "3"
+#        ^^^ error WFX311: trigger `manual` requires `count` to be integer, but the case sets it to "3"
+  due: 2026-02-30
+#      ^^^^^^^^^^ error WFX311: requires `due` to be date, but the case sets it to "2026-02-30"
+  anything: null
+steps:
+  - send: hi
+"#,
+    );
+    // Conforming values: an untyped entry takes `null`, `3.0` is an integer (JavaScript's
+    // `Number.isInteger`), a leap day is a date.
+    check_req_case(
+        "title: t\ndescription: d\nvariables:\n  order_id: ORD-1\n  count: 3.0\n  due: 2024-02-29\n  anything: null\nsteps:\n  - send: hi\n",
+    );
+    // Without a `send` nothing checks the signature.
+    check_req_case("title: t\ndescription: d\n");
+    // A variable seeding refuses (a bad name) stops the run first: only WFX103-style rules.
+    let (d, _) = diags_with(
+        WF_REQ,
+        "title: t\ndescription: d\nvariables: { Bad: 1 }\nsteps:\n  - send: hi\n",
+    );
+    assert!(
+        !d.iter()
+            .any(|d| d.code.code == "WFX310" || d.code.code == "WFX311"),
+        "{d:#?}"
+    );
+}
+
+#[test]
+fn requires_without_variables_points_at_the_first_send() {
+    check_req_case(
+        r#"title: t
+description: d
+steps:
+  - send: hi
+#   ^^^^ error WFX310: `order_id`, but
+#   ^^^^ error WFX310: `count` (integer), but
+#   ^^^^ error WFX310: `due` (date), but
+#   ^^^^ error WFX310: `anything`, but
+  - send: again
+"#,
+    );
+}
+
+#[test]
+fn requires_sees_the_seeded_builtins() {
+    // `trigger` is set by the harness to the trigger id (a string, whatever the case says)
+    // and `title` is seeded trimmed: both as the runner's `send` does.
+    let (d, _) = diags_with(
+        WF_REQ,
+        "title: t\ndescription: d\ntrigger: { id: email }\nvariables: { trigger: 3, title: \"  Refund \" }\nsteps:\n  - send: hi\n",
+    );
+    let got: Vec<(&str, &str)> = d
+        .iter()
+        .map(|d| (d.code.code, d.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![(
+            "WFX311",
+            "trigger `email` requires `trigger` to be integer, but the case sets it to \"email\", so the first `send` is refused and the case ends `rejected`"
+        )]
+    );
+    let send_at = d[0].range;
+    let (_, text) = diags_with(
+        WF_REQ,
+        "title: t\ndescription: d\ntrigger: { id: email }\nvariables: { trigger: 3, title: \"  Refund \" }\nsteps:\n  - send: hi\n",
+    );
+    assert_eq!(&text[send_at.as_usize()], "send");
+    assert_eq!(d[0].related.len(), 1);
+    assert_eq!(d[0].related[0].file, "workflows/w/workflow.yaml");
+    assert_eq!(
+        d[0].related[0].message,
+        "`trigger` is required by trigger `email` of state `start`"
+    );
+}
+
+/// The diagnostics of [`CASE`] for `body` beside `wf`, and the case text.
+fn diags_with(wf: &str, body: &str) -> (Vec<Diagnostic>, String) {
+    let fx = fixture(&format!("{wf}#- {CASE}\n{body}"));
+    let text = fx
+        .texts
+        .iter()
+        .find(|(p, _)| p == CASE)
+        .map(|(_, t)| t.clone())
+        .unwrap();
+    (wfx_schemas::check::check_file(&fx.files, CASE), text)
+}
+
+// ------------------------------------------------ mocks and runs resumed without them
+
+#[test]
+fn mocks_with_decide_or_deliver_get_one_information() {
+    let body = r#"title: t
+description: d
+mocks:
+  - tool: send_email
+    result: sent
+steps:
+  - send: hi
+  - decide: { to: done }
+#   ^^^^^^ information WFX312: `archmax test` passes no mocks to the run this `decide` resumes
+  - deliver: { trigger: reply }
+"#;
+    check_case(body);
+    let (d, text) = diags(&body.replace(
+        "#   ^^^^^^ information WFX312: `archmax test` passes no mocks to the run this `decide` resumes\n",
+        "",
+    ));
+    let d = d.iter().find(|d| d.code.code == "WFX312").unwrap();
+    assert_eq!(d.severity, Severity::Information);
+    let related: Vec<(&str, &str)> = d
+        .related
+        .iter()
+        .map(|r| (&text[r.range.as_usize()], r.message.as_str()))
+        .collect();
+    assert_eq!(
+        related,
+        vec![
+            (
+                "mocks",
+                "the case's mocks, passed by `archmax test` with `send` only"
+            ),
+            ("deliver", "`deliver` resumes another run without mocks"),
+        ]
+    );
+    // No mocks (or an empty list), or no decide/deliver: nothing.
+    check_case(
+        "title: t\ndescription: d\nmocks: []\nsteps:\n  - send: hi\n  - decide: { to: done }\n",
+    );
+    check_case("title: t\ndescription: d\nsteps:\n  - send: hi\n  - decide: { to: done }\n");
+    check_case(
+        "title: t\ndescription: d\nmocks:\n  - tool: send_email\n    result: sent\nsteps:\n  - send: hi\n",
+    );
 }

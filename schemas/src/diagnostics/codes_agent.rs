@@ -76,6 +76,25 @@ code!(
     "The tool is neither an essential tool nor a control tool, and no `tools.allow` or `tools.allow_always` entry grants it (or `tools.forbid_always` denies it), so governance blocks the call in every state. That is fine when the case asserts the block with `blockedTool`; otherwise it is usually a typo.\n\nFails (warns):\n```yaml\nturns:\n  - - call: { tool: reed_file, input: {} }\n```\nPasses:\n```yaml\nturns:\n  - - call: { tool: read_file, input: { file_path: a.txt } }\n```"
 );
 
+code!(
+    AGENT_ADVANCE_UNKNOWN_STATE,
+    "WFX409",
+    "agent-advance-unknown-state",
+    Warning,
+    "§E.5",
+    "an `archmax_advance` names a state the workflow does not declare",
+    "`archmax_advance` moves the session along a declared transition; a target that is no state of the workflow is refused at run time (a recoverable rejection: the agent stays where it is and the script goes on), so the later steps of the script usually run in the wrong state. A warning, since a case may test the refusal on purpose; usually it is a typo.\n\nWarns:\n```yaml\nturns:\n  - - call: { tool: archmax_advance, input: { to: refund-reqest, reason: refund } }\n```\nPasses:\n```yaml\nturns:\n  - - call: { tool: archmax_advance, input: { to: refund-request, reason: refund } }\n```"
+);
+code!(
+    AGENT_ADVANCE_NOT_AN_EDGE,
+    "WFX410",
+    "agent-advance-not-an-edge",
+    Warning,
+    "§E.5",
+    "an `archmax_advance` follows no transition of the state the script is in",
+    "An advance is refused unless the current state has a transition to its target. Where the script is follows from its structure: the first turn starts at an entry state of the workflow's triggers, and each advance along an edge moves on (when the runtime might refuse that advance, because of `requires`, hooks, `evidence` or a governance rule naming `archmax_advance`, the script may also still be where it was). After a park, a raise or an `archmax_run` script, and in later turns (started by the case's `decide`, `deliver` or a follow-up `send`), the place is not known statically: the advance is then reported only when no state at all has a transition to its target, and the message says which of the two it is.\n\nWarns (the entry state `triage` has transitions to `refund-request` and `escalation` only):\n```yaml\nturns:\n  - - call: { tool: archmax_advance, input: { to: refund-closed, reason: done } }\n```\nPasses:\n```yaml\nturns:\n  - - call: { tool: archmax_advance, input: { to: refund-request, reason: refund } }\n```"
+);
+
 /// The `WFX4xx` codes.
 pub static CODES: &[&CodeInfo] = &[
     &AGENT_NOT_MAPPING,
@@ -86,4 +105,6 @@ pub static CODES: &[&CodeInfo] = &[
     &AGENT_SAY_TEXT,
     &AGENT_CALL_SHAPE,
     &AGENT_CALL_NEVER_ALLOWED,
+    &AGENT_ADVANCE_UNKNOWN_STATE,
+    &AGENT_ADVANCE_NOT_AN_EDGE,
 ];

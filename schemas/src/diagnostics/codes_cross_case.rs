@@ -87,6 +87,34 @@ code!(
     "A case runs against the `workflow.yaml` of the folder above its `tests/`; without it nothing can run, and the case's cross-file checks cannot run either. A `workflow.yaml` that exists but cannot be read (not valid UTF-8, an IO error) counts as missing, so a closed, undecodable workflow file never lets a case pass unchecked.\n\nFails: `workflows/x/tests/a.test.yaml` with no `workflows/x/workflow.yaml`, or with one holding the byte `0xFF`.\nPasses: the same with a readable workflow file present."
 );
 
+code!(
+    CASE_REQUIRED_VARIABLE_MISSING,
+    "WFX310",
+    "case-required-variable-missing",
+    Error,
+    "§A.5, §B.10",
+    "the case's `variables` lack a name its trigger `requires`",
+    "Every `send` seeds the case's `variables` (and the built-in `trigger`) and then checks them against the `requires` signature of the case's trigger (`trigger.id`, default `manual`); a name that is not set refuses the start, and the case ends `rejected` with nothing else run. This check calls the runner's own seeding and signature code, so it reports exactly what a run refuses. It is reported only when the case has a `send` step.\n\nFails (the trigger `requires: [order_id]`):\n```yaml\nvariables: { customer: ada }\nsteps:\n  - send: hi\n```\nPasses:\n```yaml\nvariables: { customer: ada, order_id: ORD-1 }\nsteps:\n  - send: hi\n```"
+);
+code!(
+    CASE_VARIABLE_WRONG_TYPE,
+    "WFX311",
+    "case-variable-wrong-type",
+    Error,
+    "§A.5, §B.10",
+    "a case variable does not have the type its trigger `requires`",
+    "A typed `requires` entry (`{ name, type }`) accepts only values of that type: `null` never, `integer` a whole number, `number` a finite one, `date` a real `YYYY-MM-DD` day, `date-time` a date, time and mandatory offset; nothing is coerced, so the string `\"42\"` is no `integer`. A mismatch refuses the start at the first `send`, exactly as a run does (the same code decides both).\n\nFails (the trigger requires `{ name: due, type: date }`):\n```yaml\nvariables: { due: 2026-02-30 }\n```\nPasses:\n```yaml\nvariables: { due: 2026-02-28 }\n```"
+);
+code!(
+    CASE_MOCKS_NOT_ON_RESUME,
+    "WFX312",
+    "case-mocks-not-on-resume",
+    Information,
+    "§B.2, §B.9",
+    "`archmax test` passes no mocks to the runs `decide`/`deliver` resume",
+    "`wfx-lsp test` applies a case's `mocks` to every run of its session. The reference's `archmax test` passes them only with `send`: a run resumed by a `decide` or `deliver` step gets none, so a call to a mocked tool after that step reaches the real tool there (FORMAT §B.9, a `wfx-lsp decision`). Reported once per case, at its first `decide` or `deliver` step, with the `mocks` key and any later such steps as related sites.\n\nReported:\n```yaml\nmocks:\n  - tool: send_email\n    result: sent\nsteps:\n  - send: refund ORD-1\n  - decide: { to: refund-closed }\n```\nNot reported: the same case without `mocks`, or without `decide`/`deliver`."
+);
+
 /// The codes of this file.
 pub static CODES: &[&CodeInfo] = &[
     &CASE_UNDECLARED_TRIGGER,
@@ -98,4 +126,7 @@ pub static CODES: &[&CodeInfo] = &[
     &CASE_UNSEEDABLE_PATH,
     &CASE_GRADE_WITHOUT_JUDGE,
     &CASE_WITHOUT_WORKFLOW,
+    &CASE_REQUIRED_VARIABLE_MISSING,
+    &CASE_VARIABLE_WRONG_TYPE,
+    &CASE_MOCKS_NOT_ON_RESUME,
 ];

@@ -24,6 +24,7 @@ use crate::files::{FileAccess, join};
 use crate::model::case::Case;
 use crate::model::workflow::{StateType, Workflow};
 use crate::rules::case::{did_you_mean, nearest, normalize_fixture_path, yaml_scalar};
+use crate::signature::{self, SigIssue};
 use crate::text::TextRange;
 use crate::workspace::WorkflowDir;
 use crate::yaml::{Entry, Node};
@@ -113,7 +114,7 @@ pub fn classify_seed_path(path: &str) -> Zone {
     }
 }
 
-/// Cross-file rules for one case: `WFX301`–`WFX309`. `file` is the case's
+/// Cross-file rules for one case: `WFX301`–`WFX312`. `file` is the case's
 /// workspace-relative path; ranges are byte offsets into the text `case` was read from.
 pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -152,6 +153,8 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
         wf,
     };
     cx.trigger(case, &mut out);
+    cx.requires(case, &mut out);
+    cx.mocks_on_resume(case, &mut out);
     cx.workspace(case, &mut out);
     for step in &case.steps {
         let (Some(key), Some(entry)) = (step.key_str(), step_entry(&case.root, step.index)) else {
@@ -222,6 +225,130 @@ impl Cx<'_, '_> {
         }
         if let Some((s, _)) = nearest(&id.value, ids.iter().map(String::as_str)) {
             d = d.with_fix(format!("use trigger `{s}`"), id.range, yaml_scalar(s));
+        }
+        out.push(d);
+    }
+
+    /// `WFX310`/`WFX311` (FORMAT §A.5, §B.10): the case's `variables`, seeded as a `send`
+    /// seeds them ([`signature::start_variables`]), against its trigger's `requires`
+    /// ([`signature::unmet`]): the very functions the runner's `send` calls, so this reports
+    /// what the first `send` refuses and nothing else. Silent when the case has no `send`
+    /// step (nothing is checked then), when its trigger is declared by no state (`WFX301`,
+    /// or a run that dies at open), or when seeding itself refuses a variable (the case
+    /// rules report the name or the `title`). A missing name is reported on the
+    /// `variables` key (the first `send` step's key when there is none); a wrong type on
+    /// the variable's value (the first `send` step's key for the harness's own `trigger`).
+    fn requires(&self, case: &Case, out: &mut Vec<Diagnostic>) {
+        let Some(send) = case
+            .steps
+            .iter()
+            .find(|s| s.key_str() == Some("send"))
+            .and_then(|s| s.key.as_ref())
+        else {
+            return;
+        };
+        let trigger_id = case.trigger_id();
+        let Some(trigger) = self.wf.trigger(trigger_id) else {
+            return;
+        };
+        let plain: Vec<(String, serde_json::Value)> = case
+            .variables
+            .iter()
+            .map(|(k, v)| (k.value.clone(), v.to_json()))
+            .collect();
+        let Ok(vars) = signature::start_variables(&plain, trigger_id) else {
+            return;
+        };
+        let variables_key = case
+            .root
+            .as_map()
+            .and_then(|m| m.iter().find(|e| e.key.as_str() == Some("variables")))
+            .map(|e| e.key.range);
+        for (entry, issue) in signature::unmet(&trigger.requires, &vars) {
+            let name = &entry.name.value;
+            let d = match issue {
+                SigIssue::NotSet => Diagnostic::new(
+                    &diagnostics::CASE_REQUIRED_VARIABLE_MISSING,
+                    self.file,
+                    variables_key.unwrap_or(send.range),
+                    format!(
+                        "trigger `{trigger_id}` requires `{name}`{}, but the case's `variables` do not set it, so the first `send` is refused and the case ends `rejected`",
+                        entry
+                            .ty
+                            .as_deref()
+                            .map(|t| format!(" ({t})"))
+                            .unwrap_or_default()
+                    ),
+                ),
+                SigIssue::WrongType { expected } => {
+                    let value = vars.get(name).map(|v| v.to_string()).unwrap_or_default();
+                    let at = case
+                        .variables
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| k.value == *name && name != "trigger")
+                        .map_or(send.range, |(_, v)| v.range);
+                    Diagnostic::new(
+                        &diagnostics::CASE_VARIABLE_WRONG_TYPE,
+                        self.file,
+                        at,
+                        format!(
+                            "trigger `{trigger_id}` requires `{name}` to be {expected}, but the case sets it to {value}, so the first `send` is refused and the case ends `rejected`"
+                        ),
+                    )
+                }
+            };
+            out.push(d.with_related(
+                &self.info.path,
+                entry.name.range,
+                format!(
+                    "`{name}` is required by trigger `{trigger_id}` of state `{}`",
+                    trigger.state
+                ),
+            ));
+        }
+    }
+
+    /// `WFX312` (FORMAT §B.2 `decide`/`deliver`, §B.9, a `wfx-lsp decision`): a case with
+    /// `mocks` and a `decide` or `deliver` step. One information per case, on the first
+    /// such step's key (where the reference's behaviour starts to differ from ours), with
+    /// the `mocks` key and the later such steps as related sites.
+    fn mocks_on_resume(&self, case: &Case, out: &mut Vec<Diagnostic>) {
+        let Some(mocks) = case.root.as_map().and_then(|m| {
+            m.iter().find(|e| {
+                e.key.as_str() == Some("mocks") && e.value.as_seq().is_some_and(|s| !s.is_empty())
+            })
+        }) else {
+            return;
+        };
+        let mut resumes = case
+            .steps
+            .iter()
+            .filter_map(|s| s.key.as_ref())
+            .filter(|k| k.value == "decide" || k.value == "deliver");
+        let Some(first) = resumes.next() else {
+            return;
+        };
+        let mut d = Diagnostic::new(
+            &diagnostics::CASE_MOCKS_NOT_ON_RESUME,
+            self.file,
+            first.range,
+            format!(
+                "`archmax test` passes no mocks to the run this `{}` resumes (nor to any later `decide`/`deliver` run): a call to a mocked tool there reaches the real tool; `wfx-lsp test` applies the mocks to every run",
+                first.value
+            ),
+        )
+        .with_related(
+            self.file,
+            mocks.key.range,
+            "the case's mocks, passed by `archmax test` with `send` only".to_owned(),
+        );
+        for k in resumes {
+            d = d.with_related(
+                self.file,
+                k.range,
+                format!("`{}` resumes another run without mocks", k.value),
+            );
         }
         out.push(d);
     }

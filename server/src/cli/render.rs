@@ -506,6 +506,7 @@ mod tests {
             diagnostics: vec![d],
             texts: BTreeMap::from([(file, text)]),
             files: 1,
+            unchecked: Vec::new(),
         }
     }
 

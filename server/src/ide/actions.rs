@@ -91,6 +91,7 @@ fn near_miss_keys(
     let file = match an.kind {
         DocKind::Case => DocFile::Case,
         DocKind::Workflow => DocFile::Workflow,
+        DocKind::Agent => return,
     };
     let mut todo: Vec<(Vec<String>, &Node)> = vec![(Vec::new(), root)];
     while let Some((path, n)) = todo.pop() {

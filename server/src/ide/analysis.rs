@@ -50,6 +50,9 @@ pub(crate) enum DocKind {
     Case,
     /// `workflow.yaml`.
     Workflow,
+    /// An agent script (`tests/<name>.agent.yaml`): only navigation, references and
+    /// rename see it ([`Analysis::for_navigation`]).
+    Agent,
 }
 
 /// The request's view of the world: the document, its parse and its workflow.
@@ -74,9 +77,20 @@ impl<'a> Analysis<'a> {
     /// The analysis of `doc`; `None` for files that are neither a case nor a
     /// `workflow.yaml`.
     pub fn new(doc: &super::Doc<'a>) -> Option<Self> {
+        Self::of(doc, false)
+    }
+
+    /// [`Analysis::new`], agent scripts included (kind [`DocKind::Agent`]): for go to
+    /// definition, references and rename, which see states and tools named there.
+    pub fn for_navigation(doc: &super::Doc<'a>) -> Option<Self> {
+        Self::of(doc, true)
+    }
+
+    fn of(doc: &super::Doc<'a>, agents: bool) -> Option<Self> {
         let (kind, dir) = match classify(doc.path) {
             FileKind::Case(dir) => (DocKind::Case, dir),
             FileKind::Workflow(dir) => (DocKind::Workflow, dir),
+            FileKind::AgentScript(dir) if agents => (DocKind::Agent, dir),
             _ => return None,
         };
         Some(Self {
@@ -105,7 +119,7 @@ impl<'a> Analysis<'a> {
                     self.workflows
                         .load_text(&self.dir, &self.dir.spec_path(), self.text.to_owned())
                 }
-                DocKind::Case => self.workflows.load(self.fs, &self.dir),
+                DocKind::Case | DocKind::Agent => self.workflows.load(self.fs, &self.dir),
             })
             .as_deref()
     }
@@ -382,14 +396,43 @@ pub(crate) enum Sym {
     State(String),
     /// A trigger id.
     Trigger(String),
+    /// A tool name (named by governance, mocks, tool assertions and agent-script calls;
+    /// declared by the host, not in `workflow.yaml`, so it has references but no rename).
+    Tool(String),
 }
 
 impl Sym {
     pub fn name(&self) -> &str {
         match self {
-            Sym::State(s) | Sym::Trigger(s) => s,
+            Sym::State(s) | Sym::Trigger(s) | Sym::Tool(s) => s,
         }
     }
+}
+
+/// Case value paths naming a tool (FORMAT §B.2 tool assertions, §B.9 mocks).
+pub(crate) const CASE_TOOL_PATHS: &[&str] = &[
+    "mocks.-.tool",
+    "steps.-.calledTool|notCalledTool|blockedTool",
+    "steps.-.calledTool|notCalledTool|blockedTool.name",
+];
+/// Workflow value paths naming a tool (FORMAT §A.3 allow/forbid entries, bare or
+/// `{ tool, … }`).
+pub(crate) const WF_TOOL_PATHS: &[&str] = &[
+    "tools.allow_always|forbid_always.-",
+    "tools.allow_always|forbid_always.-.tool",
+    "states.*.tools.allow|forbid.-",
+    "states.*.tools.allow|forbid.-.tool",
+];
+/// Agent-script value path naming a tool (docs/agent-scripts.md).
+pub(crate) const AGENT_TOOL_PATH: &str = "turns.-.-.call.tool";
+/// Agent-script value path naming a state when the call is `archmax_advance` (FORMAT §E.5).
+pub(crate) const AGENT_ADVANCE_TO_PATH: &str = "turns.-.-.call.input.to";
+
+/// True when `call` (an agent script's `call:` mapping) calls `archmax_advance`.
+fn is_advance(call: Option<&&Node>) -> bool {
+    call.and_then(|c| c.get_value("tool"))
+        .and_then(Node::as_str)
+        == Some("archmax_advance")
 }
 
 /// Case value paths naming a state (FORMAT §B.2).
@@ -430,6 +473,8 @@ pub(crate) fn symbol_at(kind: DocKind, loc: &Located<'_>) -> Option<(Sym, TextRa
             let s = n.as_str()?.to_owned();
             if any_matches(CASE_STATE_PATHS, &segs) {
                 Some((Sym::State(s), n.range))
+            } else if any_matches(CASE_TOOL_PATHS, &segs) {
+                Some((Sym::Tool(s), n.range))
             } else if any_matches(CASE_TRIGGER_PATHS, &segs)
                 || (wfx_schemas::docs::path_matches("steps.-.trail.reason", &segs)
                     && is_trigger_trail(loc.parents.last()))
@@ -439,9 +484,28 @@ pub(crate) fn symbol_at(kind: DocKind, loc: &Located<'_>) -> Option<(Sym, TextRa
                 None
             }
         }
-        (DocKind::Workflow, Hit::Value(n)) => any_matches(WF_STATE_PATHS, &segs)
-            .then(|| Some((Sym::State(n.as_str()?.to_owned()), n.range)))
-            .flatten(),
+        (DocKind::Workflow, Hit::Value(n)) => {
+            let s = n.as_str()?.to_owned();
+            if any_matches(WF_STATE_PATHS, &segs) {
+                Some((Sym::State(s), n.range))
+            } else if any_matches(WF_TOOL_PATHS, &segs) {
+                Some((Sym::Tool(s), n.range))
+            } else {
+                None
+            }
+        }
+        (DocKind::Agent, Hit::Value(n)) => {
+            let s = n.as_str()?.to_owned();
+            if wfx_schemas::docs::path_matches(AGENT_TOOL_PATH, &segs) {
+                Some((Sym::Tool(s), n.range))
+            } else if wfx_schemas::docs::path_matches(AGENT_ADVANCE_TO_PATH, &segs)
+                && is_advance(loc.parents.iter().rev().nth(1))
+            {
+                Some((Sym::State(s), n.range))
+            } else {
+                None
+            }
+        }
         (DocKind::Workflow, Hit::Key(e)) => {
             let name = e.key.scalar_text()?.into_owned();
             if wfx_schemas::docs::path_matches("states.*", &segs) {
@@ -452,7 +516,7 @@ pub(crate) fn symbol_at(kind: DocKind, loc: &Located<'_>) -> Option<(Sym, TextRa
                 None
             }
         }
-        (DocKind::Case, Hit::Key(_)) => None,
+        (DocKind::Case | DocKind::Agent, Hit::Key(_)) => None,
     }
 }
 
@@ -519,6 +583,61 @@ pub(crate) fn occurrences(kind: DocKind, text: &str, root: &Node, sym: &Sym) -> 
                     {
                         v.get_value("reason").into_iter().for_each(&mut push)
                     }
+                    (Sym::Tool(_), "calledTool" | "notCalledTool" | "blockedTool") => {
+                        push(v);
+                        v.get_value("name").into_iter().for_each(&mut push);
+                    }
+                    _ => {}
+                }
+            }
+            if let Sym::Tool(_) = sym {
+                for m in root
+                    .get_value("mocks")
+                    .and_then(Node::as_seq)
+                    .unwrap_or(&[])
+                {
+                    m.get_value("tool").into_iter().for_each(&mut push);
+                }
+            }
+        }
+        DocKind::Workflow if matches!(sym, Sym::Tool(_)) => {
+            let mut lists: Vec<&Node> = Vec::new();
+            if let Some(t) = root.get_value("tools") {
+                lists.extend(t.get_value("allow_always"));
+                lists.extend(t.get_value("forbid_always"));
+            }
+            for st in root
+                .get_value("states")
+                .and_then(Node::as_map)
+                .unwrap_or(&[])
+            {
+                if let Some(t) = st.value.get_value("tools") {
+                    lists.extend(t.get_value("allow"));
+                    lists.extend(t.get_value("forbid"));
+                }
+            }
+            for item in lists.into_iter().filter_map(Node::as_seq).flatten() {
+                push(item);
+                item.get_value("tool").into_iter().for_each(&mut push);
+            }
+        }
+        DocKind::Agent => {
+            let calls = root
+                .get_value("turns")
+                .and_then(Node::as_seq)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(Node::as_seq)
+                .flatten()
+                .filter_map(|a| a.get_value("call"));
+            for call in calls {
+                match sym {
+                    Sym::Tool(_) => call.get_value("tool").into_iter().for_each(&mut push),
+                    Sym::State(_) if is_advance(Some(&call)) => call
+                        .get_value("input")
+                        .and_then(|i| i.get_value("to"))
+                        .into_iter()
+                        .for_each(&mut push),
                     _ => {}
                 }
             }
@@ -552,6 +671,7 @@ pub(crate) fn occurrences(kind: DocKind, text: &str, root: &Node, sym: &Sym) -> 
                             push(&t.key);
                         }
                     }
+                    Sym::Tool(_) => {}
                 }
             }
         }

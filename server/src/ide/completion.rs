@@ -30,12 +30,14 @@ pub(crate) fn complete(an: &Analysis<'_>, offset: u32) -> Vec<CompletionItem> {
         (DocKind::Case, Slot::Value) => case_values(an, &segs, offset, &mut out),
         (DocKind::Workflow, Slot::Key) => workflow_keys(&segs, &mut out),
         (DocKind::Workflow, Slot::Value) => workflow_values(an, &segs, &mut out),
+        (DocKind::Agent, _) => {}
     }
     // After `- ` in a list of scalars the word is a value, not a key.
     if cx.slot == Slot::Key && cx.after_dash && out.items.is_empty() {
         match an.kind {
             DocKind::Case => case_values(an, &segs, offset, &mut out),
             DocKind::Workflow => workflow_values(an, &segs, &mut out),
+            DocKind::Agent => {}
         }
     }
     out.items

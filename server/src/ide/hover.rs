@@ -37,6 +37,7 @@ pub(crate) fn hover(an: &Analysis<'_>, offset: u32) -> Option<Hover> {
     let file = match an.kind {
         DocKind::Case => DocFile::Case,
         DocKind::Workflow => DocFile::Workflow,
+        DocKind::Agent => return None,
     };
     if let Some(root) = an.root() {
         let loc = locate(root, offset)?;
@@ -86,6 +87,7 @@ pub(crate) fn hover(an: &Analysis<'_>, offset: u32) -> Option<Hover> {
                 DocKind::Workflow => super::analysis::WF_STATE_PATHS
                     .iter()
                     .any(|p| path_matches(p, &segs)),
+                DocKind::Agent => false,
             };
             let is_trigger = an.kind == DocKind::Case
                 && super::analysis::CASE_TRIGGER_PATHS
@@ -111,6 +113,7 @@ fn symbol_card(an: &Analysis<'_>, sym: &Sym) -> Option<String> {
     match sym {
         Sym::State(s) => wf.state(s).map(state_card),
         Sym::Trigger(id) => Some(trigger_card(wf, id)),
+        Sym::Tool(_) => None,
     }
 }
 

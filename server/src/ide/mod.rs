@@ -190,33 +190,37 @@ pub fn hover(doc: &Doc<'_>, offset: u32) -> Option<Hover> {
 /// `workflow.yaml`; `from:` → the fixture under `tests/`; a hook `script:` → the script;
 /// `ranWorkflow.workflow` → that workflow's `workflow.yaml` (files at range `0..0`).
 pub fn goto_definition(doc: &Doc<'_>, offset: u32) -> Vec<Location> {
-    analysis::Analysis::new(doc)
+    analysis::Analysis::for_navigation(doc)
         .map(|an| navigation::definition(&an, offset))
         .unwrap_or_default()
 }
 
-/// References of the state or trigger at `offset`, across `workflow.yaml` and its cases
-/// (documents that do not parse are skipped). Ranges exclude quotes.
+/// References of the state, trigger or tool at `offset`, across `workflow.yaml`, its cases
+/// and its agent scripts (an agent script names a state as an `archmax_advance` target and
+/// a tool as a `call`; documents that do not parse are skipped). Ranges exclude quotes.
+/// A tool has no declaration: its references are every place that names it.
 pub fn references(doc: &Doc<'_>, offset: u32, include_declaration: bool) -> Vec<Location> {
-    analysis::Analysis::new(doc)
+    analysis::Analysis::for_navigation(doc)
         .map(|an| navigation::references(&an, offset, include_declaration))
         .unwrap_or_default()
 }
 
 /// The range that a rename at `offset` would change (the slug or id, without quotes), or
 /// why it cannot be renamed: not a state or trigger, not declared in `workflow.yaml`, the
-/// reserved `manual`, or a document that does not parse.
+/// reserved `manual`, a tool (declared by the host), or a document that does not parse.
+/// Works from an agent script too.
 pub fn prepare_rename(doc: &Doc<'_>, offset: u32) -> Result<TextRange, String> {
-    let an = analysis::Analysis::new(doc).ok_or("nothing to rename here")?;
+    let an = analysis::Analysis::for_navigation(doc).ok_or("nothing to rename here")?;
     navigation::prepare(&an, offset).map(|(_, r)| r)
 }
 
-/// Edits renaming the state or trigger at `offset` to `new_name`, in `workflow.yaml` and
-/// every case of the workflow, sorted by (file, offset). Errors: what [`prepare_rename`]
+/// Edits renaming the state or trigger at `offset` to `new_name`, in `workflow.yaml`,
+/// every case and every agent script of the workflow (`archmax_advance` targets), sorted
+/// by (file, offset). Errors: what [`prepare_rename`]
 /// refuses, a new state name that is not a slug (FORMAT §A.3) or an empty trigger id, a
 /// name already declared, or a document of the workflow that does not parse.
 pub fn rename(doc: &Doc<'_>, offset: u32, new_name: &str) -> Result<Vec<TextEdit>, String> {
-    let an = analysis::Analysis::new(doc).ok_or("nothing to rename here")?;
+    let an = analysis::Analysis::for_navigation(doc).ok_or("nothing to rename here")?;
     navigation::rename(&an, offset, new_name)
 }
 

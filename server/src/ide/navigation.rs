@@ -1,13 +1,16 @@
 //! Navigation: go to definition (state slug / trigger id → its declaration in
 //! `workflow.yaml`, `from:` → the fixture, hook `script:` → the script, `ranWorkflow.workflow`
 //! → that workflow), find references and rename of states and triggers across
-//! `workflow.yaml` and every case of the workflow (FORMAT §A.2, §A.5, §B.2, §B.8).
+//! `workflow.yaml`, every case and every agent script of the workflow (FORMAT §A.2, §A.5,
+//! §B.2, §B.8; an agent script names a state as an `archmax_advance` target, §E.5), and
+//! references of tools (governance entries, mocks, tool assertions, agent-script calls;
+//! FORMAT §A.3, §B.2, §B.9).
 
 use wfx_schemas::diagnostics::TextEdit;
 use wfx_schemas::docs::path_matches;
 use wfx_schemas::files::join;
 use wfx_schemas::text::TextRange;
-use wfx_schemas::workspace::discover_cases;
+use wfx_schemas::workspace::{discover_agent_scripts, discover_cases};
 use wfx_schemas::yaml;
 
 use super::Location;
@@ -29,6 +32,7 @@ fn declaration(an: &Analysis<'_>, sym: &Sym) -> Option<Location> {
     let range = match sym {
         Sym::State(s) => wf.state(s)?.slug.range,
         Sym::Trigger(id) => wf.trigger(id)?.id.range,
+        Sym::Tool(_) => return None,
     };
     Some(Location {
         file: an.spec_path(),
@@ -93,8 +97,8 @@ pub(crate) fn definition(an: &Analysis<'_>, offset: u32) -> Vec<Location> {
         .collect()
 }
 
-/// Every document of the workflow, as (path, text): `workflow.yaml` then the cases, the
-/// current buffer taking the place of its file.
+/// Every document of the workflow, as (path, kind, text): `workflow.yaml`, the cases, then
+/// the agent scripts, the current buffer taking the place of its file.
 fn documents(an: &Analysis<'_>) -> Vec<(String, DocKind, String)> {
     let mut out = Vec::new();
     let spec = an.spec_path();
@@ -107,8 +111,13 @@ fn documents(an: &Analysis<'_>) -> Vec<(String, DocKind, String)> {
             out.push((c, DocKind::Case, t));
         }
     }
-    if an.kind == DocKind::Case && !out.iter().any(|(p, _, _)| p == an.path) {
-        out.push((an.path.to_owned(), DocKind::Case, an.text.to_owned()));
+    for a in discover_agent_scripts(an.fs, &an.dir) {
+        if let Some(t) = own(&a).or_else(|| an.fs.read_text(&a).ok()) {
+            out.push((a, DocKind::Agent, t));
+        }
+    }
+    if an.kind != DocKind::Workflow && !out.iter().any(|(p, _, _)| p == an.path) {
+        out.push((an.path.to_owned(), an.kind, an.text.to_owned()));
     }
     out
 }
@@ -177,6 +186,11 @@ pub(crate) fn prepare(an: &Analysis<'_>, offset: u32) -> Result<(Sym, TextRange)
     let loc = locate(root, offset).ok_or("nothing to rename here")?;
     let (sym, range) =
         symbol_at(an.kind, &loc).ok_or("only a state slug or a trigger id can be renamed")?;
+    if let Sym::Tool(t) = &sym {
+        return Err(format!(
+            "tool `{t}` is named by the host, not declared in workflow.yaml, so it cannot be renamed here (find its references instead)"
+        ));
+    }
     let node_text = match loc.hit {
         Hit::Key(e) => &e.key,
         Hit::Value(n) => n,
@@ -190,6 +204,7 @@ pub(crate) fn prepare(an: &Analysis<'_>, offset: u32) -> Result<(Sym, TextRange)
                 "`manual` is the reserved default trigger id".into()
             }
             Sym::Trigger(t) => format!("trigger `{t}` is not declared in workflow.yaml"),
+            Sym::Tool(t) => format!("tool `{t}` cannot be renamed"),
         });
     }
     if matches!(&sym, Sym::Trigger(t) if t == "manual") {
@@ -225,6 +240,7 @@ pub(crate) fn rename(
                 return Err(format!("a trigger `{new_name}` already exists"));
             }
         }
+        Sym::Tool(t) => return Err(format!("tool `{t}` cannot be renamed")),
     }
     let occ =
         all_occurrences(an, &sym).map_err(|p| format!("cannot rename: {p} does not parse"))?;

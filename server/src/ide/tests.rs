@@ -925,6 +925,123 @@ fn rename_a_trigger_from_workflow_yaml() {
     .assert_debug_eq(&files);
 }
 
+/// An agent script naming states (`archmax_advance` targets) and tools (`call.tool`).
+const AGENT: &str = r#"
+#- workflows/shop/tests/one.agent.yaml
+turns:
+  - - call: { tool: archmax_advance, input: { to: review, reason: r } }
+    - call: { tool: read_file, input: { file_path: a.txt } }
+    - call: { tool: archmax_wait, input: { to: review, reason: r } }
+  - - call:
+        tool: archmax_advance
+        input: { to: "review", reason: r }
+"#;
+
+#[test]
+fn references_of_a_state_include_agent_script_advances() {
+    // The `to` of `archmax_wait` names no state: only `archmax_advance` targets count.
+    check_references(
+        &format!(
+            "{CASES}{AGENT}#- workflows/shop/tests/three.test.yaml\nsteps:\n  - send: x\n  - reachedState: re$0view\n"
+        ),
+        false,
+        expect![[r#"
+            workflows/shop/workflow.yaml 455..461 "review"
+            workflows/shop/tests/one.test.yaml 72..78 "review"
+            workflows/shop/tests/one.test.yaml 101..107 "review"
+            workflows/shop/tests/three.test.yaml 37..43 "review"
+            workflows/shop/tests/two.test.yaml 75..81 "review"
+            workflows/shop/tests/one.agent.yaml 57..63 "review"
+            workflows/shop/tests/one.agent.yaml 273..279 "review""#]],
+    );
+}
+
+#[test]
+fn references_from_an_agent_script() {
+    check_references(
+        &format!("{CASES}{AGENT}").replace(
+            "{ to: review, reason: r } }\n    - call: { tool: read",
+            "{ to: rev$0iew, reason: r } }\n    - call: { tool: read",
+        ),
+        true,
+        expect![[r#"
+            workflows/shop/workflow.yaml 455..461 "review"
+            workflows/shop/workflow.yaml 499..505 "review"
+            workflows/shop/tests/one.test.yaml 72..78 "review"
+            workflows/shop/tests/one.test.yaml 101..107 "review"
+            workflows/shop/tests/two.test.yaml 75..81 "review"
+            workflows/shop/tests/one.agent.yaml 57..63 "review"
+            workflows/shop/tests/one.agent.yaml 273..279 "review""#]],
+    );
+}
+
+#[test]
+fn references_of_a_tool_across_governance_mocks_assertions_and_scripts() {
+    check_references(
+        &format!(
+            "{AGENT}#- workflows/shop/tests/three.test.yaml\nmocks:\n  - tool: read_file\n    result: x\nsteps:\n  - send: x\n  - calledTool: read_$0file\n  - notCalledTool: {{ name: read_file }}\n  - blockedTool: lookup\n"
+        ),
+        true,
+        expect![[r#"
+            workflows/shop/workflow.yaml 387..396 "read_file"
+            workflows/shop/tests/three.test.yaml 17..26 "read_file"
+            workflows/shop/tests/three.test.yaml 76..85 "read_file"
+            workflows/shop/tests/three.test.yaml 113..122 "read_file"
+            workflows/shop/tests/one.agent.yaml 99..108 "read_file""#]],
+    );
+}
+
+#[test]
+fn rename_a_state_edits_agent_scripts() {
+    check_rename(
+        &format!(
+            "{CASES}{AGENT}#- workflows/shop/tests/three.test.yaml\nsteps:\n  - send: x\n  - reachedState: re$0view\n"
+        ),
+        "approval",
+        expect![[r#"
+            prepare 37..43 "review"
+            workflows/shop/tests/one.agent.yaml (2 edits)
+                - - call: { tool: archmax_advance, input: { to: approval, reason: r } }
+                      input: { to: "approval", reason: r }
+            workflows/shop/tests/one.test.yaml (2 edits)
+                - reachedState: approval
+                - parked: { state: "approval" }
+            workflows/shop/tests/three.test.yaml (1 edits)
+                - reachedState: approval
+            workflows/shop/tests/two.test.yaml (1 edits)
+                - reachedState: approval
+            workflows/shop/workflow.yaml (2 edits)
+                    - to: approval
+                approval:
+        "#]],
+    );
+    // From the agent script itself.
+    check_rename(
+        &AGENT.replace(
+            "tool: archmax_advance, input: { to: review",
+            "tool: archmax_advance, input: { to: rev$0iew",
+        ),
+        "approval",
+        expect![[r#"
+            prepare 57..63 "review"
+            workflows/shop/tests/one.agent.yaml (2 edits)
+                - - call: { tool: archmax_advance, input: { to: approval, reason: r } }
+                      input: { to: "approval", reason: r }
+            workflows/shop/workflow.yaml (2 edits)
+                    - to: approval
+                approval:
+        "#]],
+    );
+    // A tool cannot be renamed.
+    check_rename(
+        &AGENT.replace("tool: read_file", "tool: read_$0file"),
+        "open_file",
+        expect![
+            "prepare: tool `read_file` is named by the host, not declared in workflow.yaml, so it cannot be renamed here (find its references instead)"
+        ],
+    );
+}
+
 #[test]
 fn rename_refusals() {
     check_rename(
@@ -1409,9 +1526,13 @@ fn corpus_decide_completion_hover_and_rename() {
     }
     expect![[r#"
         {
+            "workflows/order-lookup/tests/refund-approved.agent.yaml": 1,
             "workflows/order-lookup/tests/refund-approved.test.yaml": 1,
+            "workflows/order-lookup/tests/refund-decision-continues.agent.yaml": 1,
             "workflows/order-lookup/tests/refund-decision-continues.test.yaml": 1,
+            "workflows/order-lookup/tests/refund-denied.agent.yaml": 1,
             "workflows/order-lookup/tests/refund-denied.test.yaml": 1,
+            "workflows/order-lookup/tests/refund-rejection.agent.yaml": 2,
             "workflows/order-lookup/tests/refund-rejection.test.yaml": 1,
             "workflows/order-lookup/workflow.yaml": 2,
         }
