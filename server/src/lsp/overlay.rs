@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use wfx_schemas::files::{DirEntry, FileAccess, FileError};
 
-use crate::disk::DiskFiles;
+use wfx_runner::disk::DiskFiles;
 
 /// Open texts over the disk, rooted at one folder.
 #[derive(Clone, Debug)]

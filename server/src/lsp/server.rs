@@ -36,7 +36,7 @@ use super::overlay::Overlay;
 use super::paths;
 use super::runs;
 use super::settings::Settings;
-use crate::disk::DiskFiles;
+use wfx_runner::disk::DiskFiles;
 use crate::ide;
 
 /// What the client can do and what was negotiated, fixed at `initialize` (settings change
