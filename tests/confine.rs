@@ -452,3 +452,29 @@ fn graph_out_replaces_a_planted_link_and_refuses_a_linked_folder() {
     assert!(e.contains("symbolic link"), "{e}");
     assert!(!l.outside.join("g.mmd").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_reports_an_open_link_leaving_the_workspace_and_does_not_analyse_it() {
+    let l = layout();
+    let text = "title: x\nsteps:\n  - sned: OPEN-MARKER-2207\n";
+    std::fs::write(l.outside.join("o.test.yaml"), text).unwrap();
+    let link = l.ws.join("workflows/order-lookup/tests/open.test.yaml");
+    symlink(l.outside.join("o.test.yaml"), &link).unwrap();
+    let mut c = support::inprocess::Client::connect(std::time::Duration::from_secs(20), true);
+    c.request("initialize", initialize_params(&l.ws, &["utf-16"]))
+        .await;
+    c.notify("initialized", serde_json::json!({})).await;
+    c.open(&link, text, 1).await;
+    let u = uri(&link);
+    let m = c
+        .wait_for("the link's diagnostics", |m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u
+        })
+        .await;
+    let diags = m["params"]["diagnostics"].as_array().unwrap();
+    let codes: Vec<&str> = diags.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    // Analysed, the typo would give a WFX1xx diagnostic quoting the step.
+    assert_eq!(codes, ["WFX010"], "{m}");
+    assert!(!m.to_string().contains("OPEN-MARKER"), "{m}");
+    c.shutdown().await;
+}

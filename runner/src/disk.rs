@@ -172,6 +172,13 @@ impl DiskFiles {
         Ok(p)
     }
 
+    /// Removes a file (the link itself, when it is one inside the root; a link leaving the
+    /// root is `OutsideWorkspace` and stays). Errors as [`FileAccess::read`].
+    pub fn remove_file(&self, path: &str) -> Result<(), FileError> {
+        let p = self.resolve(path)?;
+        std::fs::remove_file(&p).map_err(|e| io_error(&e))
+    }
+
     /// Replaces a file's contents (`check --fix`), confined like a read: a path leaving the
     /// root is `OutsideWorkspace` and nothing is written; a link inside the root is written
     /// at its target (the link stays); otherwise a temporary file in the same folder is

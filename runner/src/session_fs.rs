@@ -7,12 +7,18 @@
 //! operation follows a symlink inside the session folder: nothing outside the folder (or,
 //! for mounts, outside the workspace's `skills/` and `AGENTS.md`) is ever read or written.
 //!
+//! Every host operation goes through the one confined layer, [`crate::disk::DiskFiles`],
+//! rooted at the session folder ("confinement"; writes are temp-and-rename, "safe writes"),
+//! with the stricter rule above on top: no symbolic link inside the folder is crossed at all.
+//!
 //! Must not: decide governance (that is `governance`), or touch host paths other than the
 //! session's own temporary directory.
 
 use std::path::{Path, PathBuf};
 
-use wfx_schemas::files::{FileAccess, join};
+use wfx_schemas::files::{FileAccess, FileError, join};
+
+use crate::disk::DiskFiles;
 
 /// Where a session path lies: the format crate's one classification (FORMAT §B.8).
 pub use wfx_schemas::rules::case_cross::Zone;
@@ -70,6 +76,15 @@ impl std::fmt::Display for FsError {
     }
 }
 
+/// The session error of a confined-layer error on `norm` during `what` (read, write, …).
+fn fs_error(norm: &str, what: &str, e: FileError) -> FsError {
+    match e {
+        FileError::NotFound => FsError::NotFound(norm.to_owned()),
+        FileError::OutsideWorkspace => FsError::Escapes(norm.to_owned()),
+        FileError::Other(m) => FsError::Io(format!("cannot {what} `{norm}`: {m}")),
+    }
+}
+
 /// One entry of a listing.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Entry {
@@ -82,6 +97,8 @@ pub struct Entry {
 /// The files of one session.
 pub struct SessionFs<'w> {
     dir: tempfile::TempDir,
+    /// The confined layer over `dir`.
+    disk: DiskFiles,
     workspace: &'w dyn FileAccess,
     root: String,
 }
@@ -104,6 +121,7 @@ impl<'w> SessionFs<'w> {
             .tempdir()
             .map_err(|e| FsError::Io(format!("cannot create the session folder: {e}")))?;
         Ok(Self {
+            disk: DiskFiles::new(dir.path()),
             dir,
             workspace,
             root: root.to_owned(),
@@ -145,10 +163,8 @@ impl<'w> SessionFs<'w> {
         if host.is_dir() {
             return Err(FsError::Io(format!("`{norm}` is a folder")));
         }
-        std::fs::read_to_string(&host).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => FsError::NotFound(norm.clone()),
-            _ => FsError::Io(format!("cannot read `{norm}`: {e}")),
-        })
+        let bytes = self.disk.read(&norm).map_err(|e| fs_error(&norm, "read", e))?;
+        String::from_utf8(bytes).map_err(|e| FsError::Io(format!("cannot read `{norm}`: {e}")))
     }
 
     /// True when `path` is an existing file.
@@ -170,8 +186,9 @@ impl<'w> SessionFs<'w> {
             // Re-check: a folder created above must not be a link either.
             self.host_path(&norm)?;
         }
-        std::fs::write(&host, content)
-            .map_err(|e| FsError::Io(format!("cannot write `{norm}`: {e}")))
+        self.disk
+            .write(&norm, content.as_bytes())
+            .map_err(|e| fs_error(&norm, "write", e))
     }
 
     /// Removes a file.
@@ -181,11 +198,10 @@ impl<'w> SessionFs<'w> {
             Zone::Run | Zone::RunOpen => {}
             z => return Err(FsError::ReadOnly(norm, z)),
         }
-        let host = self.host_path(&norm)?;
-        std::fs::remove_file(&host).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => FsError::NotFound(norm.clone()),
-            _ => FsError::Io(format!("cannot remove `{norm}`: {e}")),
-        })
+        self.host_path(&norm)?;
+        self.disk
+            .remove_file(&norm)
+            .map_err(|e| fs_error(&norm, "remove", e))
     }
 
     /// Lists a folder: session entries plus, at the root, the mounts. Sorted by path.
@@ -219,15 +235,13 @@ impl<'w> SessionFs<'w> {
                 });
             }
         }
-        let host = self.host_path(&norm)?;
-        match std::fs::read_dir(&host) {
-            Ok(rd) => {
-                for e in rd.flatten() {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        self.host_path(&norm)?;
+        match self.disk.list(&norm) {
+            Ok(entries) => {
+                for e in entries {
                     out.push(Entry {
-                        path: join(&norm, &name),
-                        is_dir,
+                        path: join(&norm, &e.name),
+                        is_dir: e.is_dir,
                     });
                 }
             }

@@ -34,6 +34,15 @@ impl Overlay {
     }
 }
 
+impl Overlay {
+    /// True when `path` on disk leaves the workspace (a symbolic link resolving outside the
+    /// root, or a `..`/absolute path): an open buffer of such a file is reported as the link
+    /// (`WFX010`) and not analysed ("confinement"). Costs an `lstat`, never a read.
+    pub fn leaves_workspace(&self, path: &str) -> bool {
+        matches!(self.disk.resolve(path), Err(FileError::OutsideWorkspace))
+    }
+}
+
 impl FileAccess for Overlay {
     fn read(&self, path: &str) -> Result<Vec<u8>, FileError> {
         match self.open.get(&norm(path)) {

@@ -316,7 +316,21 @@ pub fn document_diagnostics(
     snap: &Snapshot,
     s: &Session,
 ) -> Vec<lsp::Diagnostic> {
-    let core = std::panic::catch_unwind(AssertUnwindSafe(|| {
+    // A document that is a link leaving the workspace gets the link's diagnostic only: its
+    // content is not analysed, so nothing of it reaches hovers, symbols or related sites.
+    let link = fs.leaves_workspace(&loc.rel);
+    let core = if link {
+        vec![core_diag::Diagnostic::new(
+            &core_diag::LINK_OUTSIDE_WORKSPACE,
+            loc.rel.clone(),
+            TextRange::empty(0),
+            format!(
+                "`{}` is a symbolic link that leaves the workspace; it was not read",
+                loc.rel
+            ),
+        )]
+    } else {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
         let cache = &s.workflows;
         match workspace::classify(&loc.rel) {
             // Markdown: nothing to parse as YAML.
@@ -336,12 +350,13 @@ pub fn document_diagnostics(
             TextRange::empty(0),
             format!("the checker failed on this file: {msg}"),
         )]
-    });
+        })
+    };
     // Hook script problems (WFX503) sit on the scripts; in the editor they are published
     // for workflow.yaml, on the hook that names the script, with the script's site as
     // related information (the same `analysis::script_diagnostics` as `wfx-lsp check`).
     let mut core = core;
-    if matches!(workspace::classify(&loc.rel), FileKind::Workflow(_)) {
+    if !link && matches!(workspace::classify(&loc.rel), FileKind::Workflow(_)) {
         let scripts = std::panic::catch_unwind(AssertUnwindSafe(|| {
             crate::analysis::script_diagnostics(fs, std::slice::from_ref(&loc.rel))
         }))
