@@ -225,7 +225,10 @@ fn workflow_spec_fixture_and_hook_links_are_reported_on_the_link() {
     let at = |text: &str, needle: &str| {
         let i = text.find(needle).unwrap();
         let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
-        (text[..i].matches('\n').count() as u64, (i - line_start) as u64)
+        (
+            text[..i].matches('\n').count() as u64,
+            (i - line_start) as u64,
+        )
     };
     let from = at(seeded, "fixtures/s.txt");
     let spec = std::fs::read_to_string(gate.join("workflow.yaml")).unwrap();
@@ -234,8 +237,16 @@ fn workflow_spec_fixture_and_hook_links_are_reported_on_the_link() {
         got,
         [
             ("workflows/evil/workflow.yaml".to_owned(), 0, 0),
-            ("workflows/gate/tests/seeded.test.yaml".to_owned(), from.0, from.1),
-            ("workflows/gate/workflow.yaml".to_owned(), script.0, script.1),
+            (
+                "workflows/gate/tests/seeded.test.yaml".to_owned(),
+                from.0,
+                from.1
+            ),
+            (
+                "workflows/gate/workflow.yaml".to_owned(),
+                script.0,
+                script.1
+            ),
         ],
         "{out}"
     );
@@ -285,7 +296,10 @@ fn dotdot_and_linked_hook_scripts_never_run_from_the_cli_or_the_editor() {
     let lsp = lsp_run(&l.ws, case);
     for (who, text) in [("cli", &cli), ("lsp", &lsp)] {
         assert!(text.contains("\"failed\""), "{who} ran the hook:\n{text}");
-        assert!(text.contains("expected 1, saw 0"), "{who} ran the hook:\n{text}");
+        assert!(
+            text.contains("expected 1, saw 0"),
+            "{who} ran the hook:\n{text}"
+        );
     }
     // 2. `script: hooks/gate.js`, a link to the same file outside.
     std::fs::write(gate.join("workflow.yaml"), &spec).unwrap();
@@ -295,7 +309,10 @@ fn dotdot_and_linked_hook_scripts_never_run_from_the_cli_or_the_editor() {
     let lsp = lsp_run(&l.ws, case);
     for (who, text) in [("cli", &cli), ("lsp", &lsp)] {
         assert!(text.contains("\"failed\""), "{who} ran the hook:\n{text}");
-        assert!(text.contains("expected 1, saw 0"), "{who} ran the hook:\n{text}");
+        assert!(
+            text.contains("expected 1, saw 0"),
+            "{who} ran the hook:\n{text}"
+        );
     }
 }
 
@@ -310,9 +327,21 @@ fn dotdot_and_linked_fixtures_and_dotdot_seeds_are_refused_by_the_cli_and_the_ed
     // The agent reads the seeded file back, so a seed that got through would show.
     let reads = "turns:\n  - - call:\n        tool: read_file\n        input: { file_path: scratchpad/s.txt }\n    - say: done\n";
     let cases = [
-        ("dotdot-from", "  scratchpad/s.txt: { from: ../../../../outside/secret.txt }\n", "escapes"),
-        ("link-from", "  scratchpad/s.txt: { from: fixtures/s.txt }\n", "leaves the workspace"),
-        ("dotdot-seed", "  ../../../escape.txt: FIXTURE-MARKER-6620\n", ".."),
+        (
+            "dotdot-from",
+            "  scratchpad/s.txt: { from: ../../../../outside/secret.txt }\n",
+            "escapes",
+        ),
+        (
+            "link-from",
+            "  scratchpad/s.txt: { from: fixtures/s.txt }\n",
+            "leaves the workspace",
+        ),
+        (
+            "dotdot-seed",
+            "  ../../../escape.txt: FIXTURE-MARKER-6620\n",
+            "..",
+        ),
     ];
     for (name, seed, _) in cases {
         std::fs::write(
@@ -422,7 +451,10 @@ fn test_out_replaces_planted_links_and_refuses_a_linked_folder() {
     std::fs::create_dir_all(&elsewhere).unwrap();
     symlink(&elsewhere, l.ws.join("linked")).unwrap();
     for dir in ["linked", "linked/sub"] {
-        let (code, o, e) = run(&l.ws, &["test", "order-lookup", "--skip-grades", "--out", dir]);
+        let (code, o, e) = run(
+            &l.ws,
+            &["test", "order-lookup", "--skip-grades", "--out", dir],
+        );
         assert_eq!(code, 2, "{dir}:\n{o}\n{e}");
         assert!(e.contains("symbolic link"), "{dir}:\n{e}");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
@@ -437,7 +469,14 @@ fn graph_out_replaces_a_planted_link_and_refuses_a_linked_folder() {
     symlink(&target, l.ws.join("graph.mmd")).unwrap();
     let (code, o, e) = run(
         &l.ws,
-        &["graph", "order-lookup", "--format", "mermaid", "--out", "graph.mmd"],
+        &[
+            "graph",
+            "order-lookup",
+            "--format",
+            "mermaid",
+            "--out",
+            "graph.mmd",
+        ],
     );
     assert_eq!(code, 0, "{o}\n{e}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "victim\n");
@@ -446,7 +485,14 @@ fn graph_out_replaces_a_planted_link_and_refuses_a_linked_folder() {
     symlink(&l.outside, l.ws.join("linked")).unwrap();
     let (code, _, e) = run(
         &l.ws,
-        &["graph", "order-lookup", "--format", "mermaid", "--out", "linked/g.mmd"],
+        &[
+            "graph",
+            "order-lookup",
+            "--format",
+            "mermaid",
+            "--out",
+            "linked/g.mmd",
+        ],
     );
     assert_eq!(code, 2, "{e}");
     assert!(e.contains("symbolic link"), "{e}");

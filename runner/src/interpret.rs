@@ -702,7 +702,9 @@ pub fn run_case<'h>(
             return finish(
                 unparsed_result(
                     path,
-                    format!("'{path}' is a symbolic link that leaves the workspace; it was not read"),
+                    format!(
+                        "'{path}' is a symbolic link that leaves the workspace; it was not read"
+                    ),
                 ),
                 String::new(),
                 Vec::new(),

@@ -163,7 +163,10 @@ impl<'w> SessionFs<'w> {
         if host.is_dir() {
             return Err(FsError::Io(format!("`{norm}` is a folder")));
         }
-        let bytes = self.disk.read(&norm).map_err(|e| fs_error(&norm, "read", e))?;
+        let bytes = self
+            .disk
+            .read(&norm)
+            .map_err(|e| fs_error(&norm, "read", e))?;
         String::from_utf8(bytes).map_err(|e| FsError::Io(format!("cannot read `{norm}`: {e}")))
     }
 

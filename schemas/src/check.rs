@@ -358,11 +358,13 @@ fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
     let spec = dir.spec_path();
     // A `workflow.yaml` that is a link leaving the workspace is checked (and reported as
     // such, WFX010), not taken for a missing file.
-    jobs.push(if fs.is_file(&spec) || crate::files::leaves_workspace(fs, &spec) {
-        Job::Member(spec)
-    } else {
-        Job::MissingWorkflow(dir.clone())
-    });
+    jobs.push(
+        if fs.is_file(&spec) || crate::files::leaves_workspace(fs, &spec) {
+            Job::Member(spec)
+        } else {
+            Job::MissingWorkflow(dir.clone())
+        },
+    );
     let md = join(&dir.dir(), "WORKFLOW.md");
     if fs.is_file(&md) || crate::files::leaves_workspace(fs, &md) {
         jobs.push(Job::Member(md));

@@ -23,8 +23,8 @@ use wfx_schemas::check::check_paths;
 use wfx_schemas::diagnostics::{Diagnostic, Related, TextEdit, cap_per_file};
 use wfx_schemas::files::FileAccess;
 
-use wfx_runner::disk::DiskFiles;
 use render::Report;
+use wfx_runner::disk::DiskFiles;
 
 /// Output formats of `check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -36,8 +36,8 @@ use super::overlay::Overlay;
 use super::paths;
 use super::runs;
 use super::settings::Settings;
-use wfx_runner::disk::DiskFiles;
 use crate::ide;
+use wfx_runner::disk::DiskFiles;
 
 /// What the client can do and what was negotiated, fixed at `initialize` (settings change
 /// later).
@@ -331,25 +331,27 @@ pub fn document_diagnostics(
         )]
     } else {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-        let cache = &s.workflows;
-        match workspace::classify(&loc.rel) {
-            // Markdown: nothing to parse as YAML.
-            FileKind::WorkflowMd(_) | FileKind::Other => {
-                wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
+            let cache = &s.workflows;
+            match workspace::classify(&loc.rel) {
+                // Markdown: nothing to parse as YAML.
+                FileKind::WorkflowMd(_) | FileKind::Other => {
+                    wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
+                }
+                // Capped below, once the hook script problems have joined.
+                _ => {
+                    wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed())
+                }
             }
-            // Capped below, once the hook script problems have joined.
-            _ => wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed()),
-        }
-    }))
-    .unwrap_or_else(|p| {
-        let msg = panic_message(p.as_ref());
-        tracing::error!("checking {} panicked: {msg}", loc.rel);
-        vec![core_diag::Diagnostic::new(
-            &core_diag::INTERNAL_ERROR,
-            loc.rel.clone(),
-            TextRange::empty(0),
-            format!("the checker failed on this file: {msg}"),
-        )]
+        }))
+        .unwrap_or_else(|p| {
+            let msg = panic_message(p.as_ref());
+            tracing::error!("checking {} panicked: {msg}", loc.rel);
+            vec![core_diag::Diagnostic::new(
+                &core_diag::INTERNAL_ERROR,
+                loc.rel.clone(),
+                TextRange::empty(0),
+                format!("the checker failed on this file: {msg}"),
+            )]
         })
     };
     // Hook script problems (WFX503) sit on the scripts; in the editor they are published
