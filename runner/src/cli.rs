@@ -306,17 +306,20 @@ pub fn run_cli_with(
         let _ = writeln!(stdout, "{}", total.line());
     }
     if !opts.reporters.is_empty() || opts.out_dir.is_some() {
-        let out = cwd.join(
-            opts.out_dir
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(".wfx-test-results")),
-        );
+        let given = opts
+            .out_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(".wfx-test-results"));
+        let out = cwd.join(&given);
         let meta = crate::report_html::HtmlMeta {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             started_ms: started,
             duration_ms: duration,
         };
-        if let Err(e) = write_reports(&out, &opts.reporters, &runs, &fs, &meta) {
+        let written = crate::disk::output_dir(cwd, &given).and_then(|dir| {
+            write_reports(&dir, &opts.reporters, &runs, &fs, &meta).map_err(|e| e.to_string())
+        });
+        if let Err(e) = written {
             let _ = writeln!(
                 stderr,
                 "Error: cannot write reports to {}: {}",
@@ -334,6 +337,10 @@ pub fn run_cli_with(
     code
 }
 
+/// Writes the reporters' files and appends the `history.jsonl` row in the output folder
+/// `out` (already checked by [`crate::disk::output_dir`]). Every file goes through
+/// [`crate::disk::replace_file`] / [`crate::disk::append_file`]: a symbolic link planted at
+/// a report's name is replaced, never written through ("safe writes").
 fn write_reports(
     out: &Path,
     reporters: &[String],
@@ -341,7 +348,6 @@ fn write_reports(
     fs: &dyn FileAccess,
     meta: &crate::report_html::HtmlMeta,
 ) -> std::io::Result<()> {
-    std::fs::create_dir_all(out)?;
     for r in reporters {
         let mut buf = Vec::new();
         let name = match r.as_str() {
@@ -364,19 +370,16 @@ fn write_reports(
                 "results.json"
             }
         };
-        std::fs::write(out.join(name), buf)?;
+        crate::disk::replace_file(out, name, &buf)?;
     }
-    let row = serde_json::to_string(&report::history_row(
+    let mut row = serde_json::to_string(&report::history_row(
         runs,
         meta.started_ms,
         meta.duration_ms,
     ))
     .map_err(std::io::Error::other)?;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(out.join("history.jsonl"))?;
-    writeln!(f, "{row}")
+    row.push('\n');
+    crate::disk::append_file(out, "history.jsonl", row.as_bytes())
 }
 
 /// The workspace a path lies in, for callers that only have a case path (the server).

@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use wfx_schemas::diagnostics::Severity;
-use wfx_schemas::files::{FileAccess, join};
+use wfx_schemas::files::{FileAccess, FileError, join};
 use wfx_schemas::model::case::{
     Case, CaseStep, Channel, SeedContent, StepForm, ToolAssertion, is_assertion, is_structural,
 };
@@ -739,6 +739,18 @@ pub fn run_case<'h>(
     }
     let text = match env.fs.read_text(path) {
         Ok(t) => t,
+        Err(FileError::OutsideWorkspace) => {
+            return finish(
+                unparsed_result(
+                    path,
+                    format!(
+                        "'{path}' is a symbolic link that leaves the workspace; it was not read"
+                    ),
+                ),
+                String::new(),
+                Vec::new(),
+            );
+        }
         Err(_) => {
             return finish(
                 unparsed_result(path, format!("missing test file '{path}'")),
@@ -841,8 +853,9 @@ fn drive<'h>(
             SeedContent::Inline(node) => seed_text(node),
             SeedContent::From(from) => {
                 let rel = normalize_fixture(&from.value, path).map_err(SimError)?;
-                env.fs.read_text(&join(&tests_dir, &rel)).map_err(|_| {
-                    SimError(format!("workspace entry '{}' references 'from: {}', but '{tests_dir}/{rel}' does not exist", seed.path.value, from.value))
+                env.fs.read_text(&join(&tests_dir, &rel)).map_err(|e| match e {
+                    FileError::OutsideWorkspace => SimError(format!("workspace entry '{}' references 'from: {}', but '{tests_dir}/{rel}' is a symbolic link that leaves the workspace; it was not read", seed.path.value, from.value)),
+                    _ => SimError(format!("workspace entry '{}' references 'from: {}', but '{tests_dir}/{rel}' does not exist", seed.path.value, from.value)),
                 })?
             }
         };

@@ -7,6 +7,10 @@
 //! operation follows a symlink inside the session folder: nothing outside the folder (or,
 //! for mounts, outside the workspace's `skills/` and `AGENTS.md`) is ever read or written.
 //!
+//! Every host operation goes through the one confined layer, [`crate::disk::DiskFiles`],
+//! rooted at the session folder ("confinement"; writes are temp-and-rename, "safe writes"),
+//! with the stricter rule above on top: no symbolic link inside the folder is crossed at all.
+//!
 //! Must not: decide governance (that is `governance`), or touch host paths other than the
 //! session's own temporary directory.
 
@@ -14,7 +18,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use wfx_schemas::files::{FileAccess, join};
+use wfx_schemas::files::{FileAccess, FileError, join};
+
+use crate::disk::DiskFiles;
 
 /// Where a session path lies: the format crate's one classification (FORMAT §B.8).
 pub use wfx_schemas::rules::case_cross::Zone;
@@ -77,6 +83,15 @@ impl std::fmt::Display for FsError {
             ),
             FsError::Io(m) => f.write_str(m),
         }
+    }
+}
+
+/// The session error of a confined-layer error on `norm` during `what` (read, write, …).
+fn fs_error(norm: &str, what: &str, e: FileError) -> FsError {
+    match e {
+        FileError::NotFound => FsError::NotFound(norm.to_owned()),
+        FileError::OutsideWorkspace => FsError::Escapes(norm.to_owned()),
+        FileError::Other(m) => FsError::Io(format!("cannot {what} `{norm}`: {m}")),
     }
 }
 
@@ -145,6 +160,8 @@ fn remove_live_sessions_where(pick: impl Fn(&Path) -> bool) -> usize {
 /// and when a run is abandoned on a timeout or a cancellation.
 pub struct SessionFs<'w> {
     dir: tempfile::TempDir,
+    /// The confined layer over `dir`.
+    disk: DiskFiles,
     workspace: &'w dyn FileAccess,
     root: String,
     /// Bytes the session's files hold now (see [`MAX_SESSION_DISK_BYTES`]).
@@ -181,6 +198,7 @@ impl<'w> SessionFs<'w> {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(dir.path().to_path_buf());
         Ok(Self {
+            disk: DiskFiles::new(dir.path()),
             dir,
             workspace,
             root: root.to_owned(),
@@ -223,10 +241,11 @@ impl<'w> SessionFs<'w> {
         if host.is_dir() {
             return Err(FsError::Io(format!("`{norm}` is a folder")));
         }
-        std::fs::read_to_string(&host).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => FsError::NotFound(norm.clone()),
-            _ => FsError::Io(format!("cannot read `{norm}`: {e}")),
-        })
+        let bytes = self
+            .disk
+            .read(&norm)
+            .map_err(|e| fs_error(&norm, "read", e))?;
+        String::from_utf8(bytes).map_err(|e| FsError::Io(format!("cannot read `{norm}`: {e}")))
     }
 
     /// True when `path` is an existing file.
@@ -257,8 +276,9 @@ impl<'w> SessionFs<'w> {
             // Re-check: a folder created above must not be a link either.
             self.host_path(&norm)?;
         }
-        std::fs::write(&host, content)
-            .map_err(|e| FsError::Io(format!("cannot write `{norm}`: {e}")))?;
+        self.disk
+            .write(&norm, content.as_bytes())
+            .map_err(|e| fs_error(&norm, "write", e))?;
         self.used.set(after);
         Ok(())
     }
@@ -277,10 +297,9 @@ impl<'w> SessionFs<'w> {
         }
         let host = self.host_path(&norm)?;
         let size = std::fs::symlink_metadata(&host).map_or(0, |m| m.len());
-        std::fs::remove_file(&host).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => FsError::NotFound(norm.clone()),
-            _ => FsError::Io(format!("cannot remove `{norm}`: {e}")),
-        })?;
+        self.disk
+            .remove_file(&norm)
+            .map_err(|e| fs_error(&norm, "remove", e))?;
         self.used.set(self.used.get().saturating_sub(size));
         Ok(())
     }
@@ -316,15 +335,13 @@ impl<'w> SessionFs<'w> {
                 });
             }
         }
-        let host = self.host_path(&norm)?;
-        match std::fs::read_dir(&host) {
-            Ok(rd) => {
-                for e in rd.flatten() {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        self.host_path(&norm)?;
+        match self.disk.list(&norm) {
+            Ok(entries) => {
+                for e in entries {
                     out.push(Entry {
-                        path: join(&norm, &name),
-                        is_dir,
+                        path: join(&norm, &e.name),
+                        is_dir: e.is_dir,
                     });
                 }
             }

@@ -1461,6 +1461,11 @@ impl<'w, 'h> Simulator<'w, 'h> {
         let file = join(&self.session.cfg.dir.dir(), path);
         let source = match self.session.cfg.workspace.read_text(&file) {
             Ok(s) => s,
+            Err(wfx_schemas::files::FileError::OutsideWorkspace) => {
+                return Ok(Err(ScriptError::Failed(format!(
+                    "hook `{path}` leaves the workspace ({file}: `..`, an absolute path or a symbolic link leading outside); it was not run"
+                ))));
+            }
             Err(_) => {
                 return Ok(Err(ScriptError::Failed(format!(
                     "hook `{path}` does not exist ({file})"

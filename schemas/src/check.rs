@@ -161,6 +161,12 @@ fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
             TextRange::empty(0),
             format!("cannot read the file: {why}"),
         )),
+        Err(FileError::OutsideWorkspace) => Err(Diagnostic::new(
+            &diagnostics::LINK_OUTSIDE_WORKSPACE,
+            path,
+            TextRange::empty(0),
+            format!("`{path}` is a symbolic link that leaves the workspace; it was not read"),
+        )),
     }
 }
 
@@ -350,13 +356,17 @@ enum Job {
 fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
     let mut jobs = Vec::new();
     let spec = dir.spec_path();
-    jobs.push(if fs.is_file(&spec) {
-        Job::Member(spec)
-    } else {
-        Job::MissingWorkflow(dir.clone())
-    });
+    // A `workflow.yaml` that is a link leaving the workspace is checked (and reported as
+    // such, WFX010), not taken for a missing file.
+    jobs.push(
+        if fs.is_file(&spec) || crate::files::leaves_workspace(fs, &spec) {
+            Job::Member(spec)
+        } else {
+            Job::MissingWorkflow(dir.clone())
+        },
+    );
     let md = join(&dir.dir(), "WORKFLOW.md");
-    if fs.is_file(&md) {
+    if fs.is_file(&md) || crate::files::leaves_workspace(fs, &md) {
         jobs.push(Job::Member(md));
     }
     for f in workspace::discover_cases(fs, dir)
@@ -462,7 +472,9 @@ pub enum Target {
 pub fn resolve_target(fs: &dyn FileAccess, path: &str) -> Option<Target> {
     let path = path.trim_end_matches('/');
     let path = if path == "." { "" } else { path };
-    if !path.is_empty() && fs.is_file(path) {
+    // A path that leaves the workspace (a link) is one file target: checking it reports the
+    // link (WFX010) without reading it.
+    if !path.is_empty() && (fs.is_file(path) || crate::files::leaves_workspace(fs, path)) {
         return Some(Target::File(path.to_owned()));
     }
     let entries = fs.list(path).ok()?;

@@ -14,6 +14,23 @@ pub enum FileError {
     NotFound,
     /// It exists but could not be read; the message says why.
     Other(String),
+    /// The path leaves the workspace: an absolute path, a `..` segment, or a symbolic link
+    /// (on the path itself or on a folder above it) that resolves outside the workspace
+    /// root. Nothing was read or written ("confinement" promise). Callers report it on the
+    /// path as given (the link), never on its target.
+    OutsideWorkspace,
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::NotFound => f.write_str("no such file or folder"),
+            FileError::Other(why) => f.write_str(why),
+            FileError::OutsideWorkspace => f.write_str(
+                "it leads outside the workspace (a symbolic link, an absolute path or `..`); it was not read",
+            ),
+        }
+    }
 }
 
 /// One entry of a folder listing.
@@ -107,6 +124,14 @@ impl FileAccess for MemFiles {
     fn is_file(&self, path: &str) -> bool {
         self.files.contains_key(path)
     }
+}
+
+/// True when reading `path` is refused because it leaves the workspace
+/// ([`FileError::OutsideWorkspace`]): a file that exists as a name (a symbolic link) but
+/// may not be read. Callers use it where a missing file would otherwise be assumed, so the
+/// link is reported (`WFX010`) instead of being passed over. Reads nothing outside.
+pub fn leaves_workspace(fs: &dyn FileAccess, path: &str) -> bool {
+    matches!(fs.read(path), Err(FileError::OutsideWorkspace))
 }
 
 /// Joins workspace-relative path segments with `/`, ignoring empty ones.

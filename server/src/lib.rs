@@ -1,9 +1,8 @@
 //! The `wfx-lsp` binary's library: the LSP glue ([`lsp`]), pure IDE features ([`ide`]), the
-//! CLI renderers ([`cli`]) and the disk [`FileAccess`](wfx_schemas::files::FileAccess)
-//! ([`disk`]). Only this crate knows about LSP types, tokio and clap.
+//! CLI renderers ([`cli`]). Every file on disk is read and written through the runner's one
+//! confined layer, [`wfx_runner::disk`]. Only this crate knows about LSP types, tokio and clap.
 
 pub mod analysis;
 pub mod cli;
-pub mod disk;
 pub mod ide;
 pub mod lsp;

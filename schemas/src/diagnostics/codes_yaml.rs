@@ -88,6 +88,16 @@ code!(
     "At most 1,000 diagnostics are reported per file; this one stands for the rest and says how many there are. Its severity is that of the most severe problem left out (so an error is never hidden behind a warning). Fix the reported problems and check again.\n\nFails: a file with 100,000 unknown keys.\nPasses: a file with at most 1,000 problems."
 );
 
+code!(
+    LINK_OUTSIDE_WORKSPACE,
+    "WFX010",
+    "link-outside-workspace",
+    Error,
+    "wfx",
+    "a symbolic link leads outside the workspace",
+    "The file (or a folder above it) is a symbolic link that resolves outside the workspace root (the folder above `workflows/`). It is not read: a hostile repository could otherwise make `check` print a private key or the environment into a CI log. The diagnostic names the link, never its target's content. Links that stay inside the workspace work as usual.\n\nFails: `workflows/a/tests/x.test.yaml -> /proc/self/environ`.\nPasses: `workflows/a/tests/x.test.yaml -> ../shared/x.test.yaml` inside the workspace, or a regular file."
+);
+
 /// The `WFX0xx` codes.
 pub static CODES: &[&CodeInfo] = &[
     &YAML_SYNTAX,
@@ -99,4 +109,5 @@ pub static CODES: &[&CodeInfo] = &[
     &MULTIPLE_DOCUMENTS,
     &FILE_TOO_LARGE,
     &TOO_MANY_PROBLEMS,
+    &LINK_OUTSIDE_WORKSPACE,
 ];

@@ -400,7 +400,18 @@ impl Cx<'_, '_> {
                 continue;
             };
             let tests = self.ctx.dir.tests_dir();
-            if !self.ctx.fs.is_file(&join(&tests, &rel)) {
+            let fixture = join(&tests, &rel);
+            let exists = self.ctx.fs.is_file(&fixture);
+            if !exists && crate::files::leaves_workspace(self.ctx.fs, &fixture) {
+                out.push(Diagnostic::new(
+                    &diagnostics::LINK_OUTSIDE_WORKSPACE,
+                    self.file,
+                    only.value.range,
+                    format!(
+                        "`{fixture}` is a symbolic link that leaves the workspace; it was not read"
+                    ),
+                ));
+            } else if !exists {
                 out.push(Diagnostic::new(
                     &diagnostics::CASE_MISSING_FIXTURE,
                     self.file,

@@ -204,6 +204,12 @@ fn hooks(
         };
         let full = join(&dir.dir(), path);
         match fs.read_text(&full) {
+            Err(crate::files::FileError::OutsideWorkspace) => out.push(Diagnostic::new(
+                &d::LINK_OUTSIDE_WORKSPACE,
+                file,
+                script.range,
+                format!("`{full}` is a symbolic link that leaves the workspace; it was not read"),
+            )),
             Err(_) if !fs.is_file(&full) => out.push(Diagnostic::new(
                 &d::WFC_HOOK_SCRIPT_MISSING,
                 file,

@@ -26,7 +26,7 @@ use wfx_schemas::inert::inert;
 use wfx_schemas::workspace::{self, WorkflowDir, case_id};
 
 use super::{EXIT_OK, EXIT_USAGE};
-use crate::disk::DiskFiles;
+use wfx_runner::disk::DiskFiles;
 
 /// Output formats of `graph`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -233,8 +233,8 @@ pub fn run_graph(
         }
     };
     let written = match &opts.out {
-        Some(p) => std::fs::write(cwd.join(p), text.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", p.display())),
+        // Never through a planted link: the folder is checked, the file replaced.
+        Some(p) => wfx_runner::disk::write_output_file(cwd, p, text.as_bytes()),
         None => stdout
             .write_all(text.as_bytes())
             .and_then(|()| stdout.flush())

@@ -3,9 +3,12 @@
 //! the `test` hand-off to `wfx-runner`. Everything writes to the `Write`s it is given, so
 //! tests drive it in memory; only `main.rs` passes the real stdout.
 //!
-//! Path arguments: a relative argument (`.`, `ws`, `../ws/workflows/a`) is read through a
-//! [`DiskFiles`] rooted at the current folder and shown as given (`./` prefixes dropped);
-//! an absolute argument is read through a [`DiskFiles`] rooted at `/` and shown absolute.
+//! Path arguments: each argument (`.`, `ws`, `../ws/workflows/a`, an absolute path) is
+//! read through a [`DiskFiles`] confined to its workspace root (the folder above its
+//! `workflows/`), found from the path as written (`.` and `..` applied to the text, the
+//! final name not resolved), and shown relative to the current folder. So an argument that
+//! is a symbolic link leaving the workspace is reported as a link (`WFX010`, on the link's
+//! path) and never read; its target's folder never becomes a workspace ("confinement").
 
 #![allow(clippy::print_stdout, reason = "the CLI owns stdout")]
 
@@ -21,8 +24,8 @@ use wfx_schemas::diagnostics::{Diagnostic, Related, TextEdit, cap_per_file};
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::inert::inert;
 
-use crate::disk::DiskFiles;
 use render::Report;
+use wfx_runner::disk::DiskFiles;
 
 /// Output formats of `check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -141,6 +144,22 @@ fn workflow_of(rel: &str) -> String {
     }
 }
 
+/// `path` joined on `cwd` (absolute, canonical), with `.` dropped and `..` popping the
+/// previous name, on the text: no link is resolved.
+fn lexical_absolute(cwd: &Path, path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in cwd.join(path).components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Groups the arguments by workspace root. `Err` names an argument that does not exist.
 fn groups(paths: &[String], cwd: &Path) -> Result<Vec<Group>, String> {
     let paths: Vec<String> = if paths.is_empty() {
@@ -156,8 +175,12 @@ fn groups(paths: &[String], cwd: &Path) -> Result<Vec<Group>, String> {
         } else {
             normalize_relative(&p)
         };
-        let abs = std::fs::canonicalize(cwd.join(&given))
-            .map_err(|_| format!("no such file or folder: {given}"))?;
+        // Lexical: the argument's own name is never resolved, so a link stays a link (and
+        // is judged by the confined layer of its workspace).
+        let abs = lexical_absolute(&cwd_abs, Path::new(&given));
+        if std::fs::symlink_metadata(&abs).is_err() {
+            return Err(format!("no such file or folder: {given}"));
+        }
         let root = workspace_root(&abs);
         let rel = abs
             .strip_prefix(&root)
@@ -305,6 +328,7 @@ fn apply_fixes(g: &Group) -> Result<usize, String> {
             out.extend_from_slice(b"\xEF\xBB\xBF");
         }
         out.extend_from_slice(new_text.as_bytes());
+        // Confined: a file outside the workspace (through a link) is never written.
         g.fs.write(&file, &out)
             .map_err(|e| format!("cannot write {}: {e}", display(&g.prefix, &file)))?;
         applied += n;

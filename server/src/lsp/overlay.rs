@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use wfx_schemas::files::{DirEntry, FileAccess, FileError};
 
-use crate::disk::DiskFiles;
+use wfx_runner::disk::DiskFiles;
 
 /// Open texts over the disk, rooted at one folder.
 #[derive(Clone, Debug)]
@@ -31,6 +31,15 @@ impl Overlay {
             disk: DiskFiles::new(root),
             open,
         }
+    }
+}
+
+impl Overlay {
+    /// True when `path` on disk leaves the workspace (a symbolic link resolving outside the
+    /// root, or a `..`/absolute path): an open buffer of such a file is reported as the link
+    /// (`WFX010`) and not analysed ("confinement"). Costs an `lstat`, never a read.
+    pub fn leaves_workspace(&self, path: &str) -> bool {
+        matches!(self.disk.resolve(path), Err(FileError::OutsideWorkspace))
     }
 }
 

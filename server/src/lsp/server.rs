@@ -36,8 +36,8 @@ use super::overlay::Overlay;
 use super::paths;
 use super::runs;
 use super::settings::Settings;
-use crate::disk::DiskFiles;
 use crate::ide;
+use wfx_runner::disk::DiskFiles;
 
 /// What the client can do and what was negotiated, fixed at `initialize` (settings change
 /// later).
@@ -316,32 +316,49 @@ pub fn document_diagnostics(
     snap: &Snapshot,
     s: &Session,
 ) -> Vec<lsp::Diagnostic> {
-    let core = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        let cache = &s.workflows;
-        match workspace::classify(&loc.rel) {
-            // Markdown: nothing to parse as YAML.
-            FileKind::WorkflowMd(_) | FileKind::Other => {
-                wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
-            }
-            // Capped below, once the hook script problems have joined.
-            _ => wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed()),
-        }
-    }))
-    .unwrap_or_else(|p| {
-        let msg = panic_message(p.as_ref());
-        tracing::error!("checking {} panicked: {msg}", loc.rel);
+    // A document that is a link leaving the workspace gets the link's diagnostic only: its
+    // content is not analysed, so nothing of it reaches hovers, symbols or related sites.
+    let link = fs.leaves_workspace(&loc.rel);
+    let core = if link {
         vec![core_diag::Diagnostic::new(
-            &core_diag::INTERNAL_ERROR,
+            &core_diag::LINK_OUTSIDE_WORKSPACE,
             loc.rel.clone(),
             TextRange::empty(0),
-            format!("the checker failed on this file: {msg}"),
+            format!(
+                "`{}` is a symbolic link that leaves the workspace; it was not read",
+                loc.rel
+            ),
         )]
-    });
+    } else {
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let cache = &s.workflows;
+            match workspace::classify(&loc.rel) {
+                // Markdown: nothing to parse as YAML.
+                FileKind::WorkflowMd(_) | FileKind::Other => {
+                    wfx_schemas::check::check_text_cached(fs, cache, &loc.rel, &snap.text)
+                }
+                // Capped below, once the hook script problems have joined.
+                _ => {
+                    wfx_schemas::check::check_parsed(fs, cache, &loc.rel, &snap.text, snap.parsed())
+                }
+            }
+        }))
+        .unwrap_or_else(|p| {
+            let msg = panic_message(p.as_ref());
+            tracing::error!("checking {} panicked: {msg}", loc.rel);
+            vec![core_diag::Diagnostic::new(
+                &core_diag::INTERNAL_ERROR,
+                loc.rel.clone(),
+                TextRange::empty(0),
+                format!("the checker failed on this file: {msg}"),
+            )]
+        })
+    };
     // Hook script problems (WFX503) sit on the scripts; in the editor they are published
     // for workflow.yaml, on the hook that names the script, with the script's site as
     // related information (the same `analysis::script_diagnostics` as `wfx-lsp check`).
     let mut core = core;
-    if matches!(workspace::classify(&loc.rel), FileKind::Workflow(_)) {
+    if !link && matches!(workspace::classify(&loc.rel), FileKind::Workflow(_)) {
         let scripts = std::panic::catch_unwind(AssertUnwindSafe(|| {
             crate::analysis::script_diagnostics(fs, std::slice::from_ref(&loc.rel))
         }))
