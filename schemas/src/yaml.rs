@@ -547,7 +547,12 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
         let (event, span) = match item {
             Ok(pair) => pair,
             Err(e) => {
-                let at = offsets.byte(e.marker().index());
+                let mut at = offsets.byte(e.marker().index());
+                if e.info() == "while scanning a plain scalar, found a tab" {
+                    // saphyr points at the scalar; the offending tab is in the indentation
+                    // of a later line (where the reference's library reports it).
+                    at = indentation_tab_after(text, at).unwrap_or(at);
+                }
                 let end = next_char_end(text, at);
                 out.issues.push(YamlIssue {
                     kind: YamlIssueKind::Syntax,
@@ -1098,6 +1103,21 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
                 "invalid YAML: a tab in the indentation of this line; the reference's YAML library does not allow tabs as indentation, use spaces",
             ));
         }
+    }
+    None
+}
+
+/// The first tab in the leading whitespace of a line after the one holding `from`.
+fn indentation_tab_after(text: &str, from: u32) -> Option<u32> {
+    let from = from as usize;
+    let mut line_start = from + text.get(from..)?.find('\n')? + 1;
+    while let Some(line) = text.get(line_start..) {
+        let line = line.split_inclusive('\n').next()?;
+        let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
+        if let Some(tab) = line[..lead].find('\t') {
+            return u32::try_from(line_start + tab).ok();
+        }
+        line_start += line.len();
     }
     None
 }
@@ -1771,5 +1791,122 @@ mod tests {
             p.documents[0].to_json().to_string(),
             r#"{"b":1,"a":[true,null,"x"]}"#
         );
+    }
+
+    fn syntax_at(text: &str) -> Option<(u32, u32)> {
+        parse(text)
+            .issues
+            .iter()
+            .find(|i| i.kind == YamlIssueKind::Syntax)
+            .map(|i| (i.range.start, i.range.end))
+    }
+
+    #[test]
+    fn a_tab_after_a_colon_separates_like_a_space() {
+        let p = parse("reachedState:\tdone\nnext:\t\tx\n");
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let r = &p.documents[0];
+        assert_eq!(r.get_value("reachedState").unwrap().as_str(), Some("done"));
+        assert_eq!(r.get_value("next").unwrap().range, TextRange::new(26, 27));
+        // A tab inside a quoted value is content and stays.
+        let p = parse("k: \"a:\tb\"\n");
+        assert_eq!(p.documents[0].get_value("k").unwrap().as_str(), Some("a:\tb"));
+    }
+
+    #[test]
+    fn yaml_1_1_documents_resolve_with_the_1_1_schema() {
+        let p = parse("%YAML 1.1\n---\na: yes\nb: off\nc: 017\nd: 0b101\ne: 1_000\nf: 1:30\ng: .\nh: '017'\n");
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let r = &p.documents[0];
+        assert_eq!(r.get_value("a").unwrap().value, Value::Bool(true));
+        assert_eq!(r.get_value("b").unwrap().value, Value::Bool(false));
+        assert_eq!(r.get_value("c").unwrap().value, Value::Int(15));
+        assert_eq!(r.get_value("d").unwrap().value, Value::Int(5));
+        assert_eq!(r.get_value("e").unwrap().value, Value::Int(1000));
+        assert_eq!(r.get_value("f").unwrap().value, Value::Int(90));
+        assert!(matches!(r.get_value("g").unwrap().value, Value::Float(f) if f.is_nan()));
+        assert_eq!(r.get_value("h").unwrap().as_str(), Some("017"));
+        // Without the directive the core schema holds.
+        let p = parse("a: yes\nc: 017\n");
+        assert_eq!(p.documents[0].get_value("a").unwrap().as_str(), Some("yes"));
+        assert_eq!(p.documents[0].get_value("c").unwrap().value, Value::Int(17));
+    }
+
+    #[test]
+    fn aliases_are_counted_as_the_library_counts() {
+        let uses = |n: usize| format!("a: &a [x]\nb: [{}]\n", vec!["*a"; n].join(","));
+        assert!(parse(&uses(99)).issues.is_empty());
+        let p = parse(&uses(100));
+        let issue = &p.issues[0];
+        assert_eq!(issue.kind, YamlIssueKind::AliasExpansion);
+        // The 100th alias (the 101st use, counting the definition).
+        let at = 14 + 99 * 3;
+        assert_eq!(issue.range, TextRange::new(at, at + 2));
+        // An empty collection weighs nothing.
+        let empty = format!("a: &a []\nb: [{}]\n", vec!["*a"; 150].join(","));
+        assert!(parse(&empty).issues.is_empty());
+        // Weights multiply along a chain: 4 × 4 × 4 uses of 4 scalars is too many.
+        let chain = "a0: &a0 [x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0]\na2: &a2 [*a1, *a1, *a1, *a1]\n";
+        assert!(parse(chain).issues.is_empty());
+        let chain = format!("{chain}a3: &a3 [*a2, *a2, *a2, *a2]\n");
+        assert_eq!(parse(&chain).issues[0].kind, YamlIssueKind::AliasExpansion);
+    }
+
+    #[test]
+    fn tabs_as_indentation_are_refused_at_the_tab() {
+        assert_eq!(syntax_at("-\ta: 1\n"), Some((1, 2)));
+        assert_eq!(syntax_at("steps:\n  - \tsend: hi\n"), Some((11, 12)));
+        assert_eq!(syntax_at("\tk: v\n"), Some((0, 1)));
+        assert_eq!(syntax_at("k: a\n\tb\n"), Some((5, 6)));
+        assert_eq!(syntax_at("k:\n \t j: 1\n"), Some((4, 5)));
+        assert_eq!(syntax_at("list:\n- \ta\n"), None);
+        assert_eq!(syntax_at("k: a\n  \tb\n"), None);
+        assert_eq!(syntax_at("\t[\t\t't']\n"), None);
+    }
+
+    #[test]
+    fn flow_lines_must_be_indented_past_the_parent() {
+        assert_eq!(syntax_at("key: [a,\nb]\n"), Some((9, 10)));
+        assert_eq!(syntax_at("j: {k: v # c\n, l: w}\n"), Some((13, 14)));
+        assert_eq!(
+            syntax_at("outer:\n  - [\n    {p: q},\n  {p: q}\n    ]\n"),
+            Some((27, 28))
+        );
+        // The closing bracket alone may sit at the parent's column; comments anywhere.
+        assert_eq!(syntax_at("key: [a,\n  b\n]\n"), None);
+        assert_eq!(syntax_at("key: [a,\n# c\n  b]\n"), None);
+        assert_eq!(syntax_at("[a,\nb]\n"), None);
+    }
+
+    #[test]
+    fn stray_carriage_returns_and_inner_boms_are_refused() {
+        assert_eq!(syntax_at("a: 1\rb: 2\n"), Some((4, 5)));
+        assert_eq!(syntax_at("a: 1\r\nb: 2\r\n"), None);
+        assert_eq!(syntax_at("a: 1\n\u{feff}b: 2\n"), Some((5, 8)));
+        assert_eq!(syntax_at("\u{feff}a: 1\n"), Some((0, 3)));
+    }
+
+    #[test]
+    fn directives_follow_the_library() {
+        let p = parse("%YAML 1.1\n%YAML 1.1\n---\nk: yes\n");
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(p.documents[0].get_value("k").unwrap().value, Value::Bool(true));
+        assert!(parse("% FOO bar\n---\nk: n\n").issues.is_empty());
+        assert_eq!(syntax_at("%YAML 1.x\n---\nk: v\n"), Some((0, 5)));
+        assert_eq!(syntax_at("%YAML 1.1 1.2\n---\nk: v\n"), Some((0, 5)));
+        assert_eq!(syntax_at("%TAG !e!\n---\nk: v\n"), Some((0, 4)));
+        assert_eq!(syntax_at("...\n---\na: 1\n"), Some((0, 3)));
+        assert_eq!(syntax_at("# c\n...\n"), None);
+    }
+
+    #[test]
+    fn keys_in_json_follow_javascript() {
+        let p = parse("~: a\n.inf: b\n1.0: c\n1e21: d\nk: 0xFFFFFFFFFFFFFFFFF\n");
+        let j = p.documents[0].to_json();
+        assert_eq!(j[""], "a");
+        assert_eq!(j["Infinity"], "b");
+        assert_eq!(j["1"], "c");
+        assert_eq!(j["1e+21"], "d");
+        assert_eq!(j["k"].as_f64(), Some(295_147_905_179_352_830_000.0));
     }
 }
