@@ -164,10 +164,7 @@ impl Node {
         match &self.value {
             Value::Null => String::new(),
             Value::Float(f) => js_number(*f),
-            _ => self
-                .scalar_text()
-                .map(Cow::into_owned)
-                .unwrap_or_default(),
+            _ => self.scalar_text().map(Cow::into_owned).unwrap_or_default(),
         }
     }
 
@@ -478,8 +475,14 @@ fn patch_for(scan: &str, at: usize, info: &str) -> Option<std::ops::Range<usize>
         return (tab < at.max(colon + 2) && b.get(tab) == Some(&b'\t')).then_some(tab..tab + 1);
     }
     if info.contains("directive") || info.contains("while scanning TAG") {
-        let start = scan.get(..at.min(scan.len()))?.rfind('\n').map_or(0, |i| i + 1);
-        let end = scan.get(start..)?.find('\n').map_or(scan.len(), |i| start + i);
+        let start = scan
+            .get(..at.min(scan.len()))?
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let end = scan
+            .get(start..)?
+            .find('\n')
+            .map_or(scan.len(), |i| start + i);
         let line = scan.get(start..end)?;
         let prologue = scan.get(..start)?.lines().all(|l| {
             let l = l.trim_start_matches([' ', '\t']);
@@ -503,19 +506,26 @@ fn leading_document_end(text: &str) -> Option<YamlIssue> {
             offset += line.len();
             continue;
         }
-        let marker = body.starts_with("...")
-            && matches!(body.as_bytes().get(3), None | Some(b' ' | b'\t'));
-        if !marker || body.get(3..).is_some_and(|r| {
-            let r = r.trim_start_matches([' ', '\t']);
-            !r.is_empty() && !r.starts_with('#')
-        }) {
+        let marker =
+            body.starts_with("...") && matches!(body.as_bytes().get(3), None | Some(b' ' | b'\t'));
+        if !marker
+            || body.get(3..).is_some_and(|r| {
+                let r = r.trim_start_matches([' ', '\t']);
+                !r.is_empty() && !r.starts_with('#')
+            })
+        {
             return None;
         }
         break;
     }
     let rest_has_content = lines.any(|l| {
-        let t = l.trim_start_matches([' ', '\t']).trim_end_matches(['\n', '\r']);
-        !t.is_empty() && !t.starts_with('#') && !(t.starts_with("...") && t[3..].trim_start().is_empty())
+        let t = l
+            .trim_start_matches([' ', '\t'])
+            .trim_end_matches(['\n', '\r']);
+        let end_marker = t
+            .strip_prefix("...")
+            .is_some_and(|r| r.trim_start().is_empty());
+        !(t.is_empty() || t.starts_with('#') || end_marker)
     });
     rest_has_content.then(|| YamlIssue {
         kind: YamlIssueKind::Syntax,
@@ -650,10 +660,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     }
                     _ => range,
                 };
-                let node = Node::new(
-                    resolve_scalar(&value, style, tag.as_deref(), schema),
-                    range,
-                );
+                let node = Node::new(resolve_scalar(&value, style, tag.as_deref(), schema), range);
                 last_end = last_end.max(range.end);
                 if let Some(top) = stack.last_mut() {
                     top.weight().scalar = true;
@@ -1014,7 +1021,9 @@ fn flow_under_indented(text: &str, start: u32, end: u32, indent_next: usize) -> 
                     return Some(syntax_issue(
                         text,
                         start as usize + k,
-                        &format!("invalid YAML: {what} in a block collection must be indented more than its parent ({indent_next} spaces or more here), except its closing bracket"),
+                        &format!(
+                            "invalid YAML: {what} in a block collection must be indented more than its parent ({indent_next} spaces or more here), except its closing bracket"
+                        ),
                     ));
                 }
                 i = k;
@@ -1054,7 +1063,10 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
     }
     let column = |at: u32| {
         let at = at as usize;
-        let line_start = text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+        let line_start = text
+            .get(..at)
+            .and_then(|t| t.rfind('\n'))
+            .map_or(0, |i| i + 1);
         text.get(line_start..at).map_or(0, |t| t.chars().count())
     };
     let opener = |n: &Node| text.as_bytes().get(n.range.start as usize).copied();
@@ -1077,7 +1089,9 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
                     todo.push((&e.value, col));
                 }
             }
-            Value::Seq(_) | Value::Map(_) | Value::Str(_, ScalarStyle::Literal | ScalarStyle::Folded) => {}
+            Value::Seq(_)
+            | Value::Map(_)
+            | Value::Str(_, ScalarStyle::Literal | ScalarStyle::Folded) => {}
             _ => scalars.push((n.range.start, n.range.end, parent)),
         }
     }
@@ -1087,8 +1101,7 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
         let p = u32::try_from(content).unwrap_or(u32::MAX);
         let i = scalars.partition_point(|r| r.0 <= p);
         let inside = i > 0 && scalars[i - 1].0 < p && p < scalars[i - 1].1;
-        let continues =
-            inside && i64::try_from(spaces).unwrap_or(i64::MAX) <= scalars[i - 1].2;
+        let continues = inside && i64::try_from(spaces).unwrap_or(i64::MAX) <= scalars[i - 1].2;
         let starts_block = block_starts.binary_search(&p).is_ok()
             || (!inside
                 && text[content..].starts_with(['-', '?'])
@@ -1416,9 +1429,11 @@ fn is_float_11(s: &str) -> bool {
     let dot = b.get(i) == Some(&b'.');
     if dot {
         i += 1;
-        i += b
-            .get(i..)
-            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit() || **c == b'_').count());
+        i += b.get(i..).map_or(0, |r| {
+            r.iter()
+                .take_while(|c| c.is_ascii_digit() || **c == b'_')
+                .count()
+        });
     }
     if matches!(b.get(i), Some(b'e' | b'E')) {
         i += 1;
@@ -1810,12 +1825,17 @@ mod tests {
         assert_eq!(r.get_value("next").unwrap().range, TextRange::new(26, 27));
         // A tab inside a quoted value is content and stays.
         let p = parse("k: \"a:\tb\"\n");
-        assert_eq!(p.documents[0].get_value("k").unwrap().as_str(), Some("a:\tb"));
+        assert_eq!(
+            p.documents[0].get_value("k").unwrap().as_str(),
+            Some("a:\tb")
+        );
     }
 
     #[test]
     fn yaml_1_1_documents_resolve_with_the_1_1_schema() {
-        let p = parse("%YAML 1.1\n---\na: yes\nb: off\nc: 017\nd: 0b101\ne: 1_000\nf: 1:30\ng: .\nh: '017'\n");
+        let p = parse(
+            "%YAML 1.1\n---\na: yes\nb: off\nc: 017\nd: 0b101\ne: 1_000\nf: 1:30\ng: .\nh: '017'\n",
+        );
         assert!(p.issues.is_empty(), "{:?}", p.issues);
         let r = &p.documents[0];
         assert_eq!(r.get_value("a").unwrap().value, Value::Bool(true));
@@ -1846,7 +1866,8 @@ mod tests {
         let empty = format!("a: &a []\nb: [{}]\n", vec!["*a"; 150].join(","));
         assert!(parse(&empty).issues.is_empty());
         // Weights multiply along a chain: 4 × 4 × 4 uses of 4 scalars is too many.
-        let chain = "a0: &a0 [x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0]\na2: &a2 [*a1, *a1, *a1, *a1]\n";
+        let chain =
+            "a0: &a0 [x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0]\na2: &a2 [*a1, *a1, *a1, *a1]\n";
         assert!(parse(chain).issues.is_empty());
         let chain = format!("{chain}a3: &a3 [*a2, *a2, *a2, *a2]\n");
         assert_eq!(parse(&chain).issues[0].kind, YamlIssueKind::AliasExpansion);
@@ -1890,7 +1911,10 @@ mod tests {
     fn directives_follow_the_library() {
         let p = parse("%YAML 1.1\n%YAML 1.1\n---\nk: yes\n");
         assert!(p.issues.is_empty(), "{:?}", p.issues);
-        assert_eq!(p.documents[0].get_value("k").unwrap().value, Value::Bool(true));
+        assert_eq!(
+            p.documents[0].get_value("k").unwrap().value,
+            Value::Bool(true)
+        );
         assert!(parse("% FOO bar\n---\nk: n\n").issues.is_empty());
         assert_eq!(syntax_at("%YAML 1.x\n---\nk: v\n"), Some((0, 5)));
         assert_eq!(syntax_at("%YAML 1.1 1.2\n---\nk: v\n"), Some((0, 5)));

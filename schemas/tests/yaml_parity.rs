@@ -187,9 +187,10 @@ fn allowance(kind: Kind, bytes: &[u8], ours: &Json, lib: &Json) -> Option<&'stat
     let tab_only_line = text
         .split('\n')
         .any(|l| l.contains('\t') && l.bytes().all(|b| b == b' ' || b == b'\t'));
-    let block_indicator = text.as_bytes().windows(2).any(|w| {
-        matches!(w[0], b'|' | b'>') && (w[1].is_ascii_digit())
-    });
+    let block_indicator = text
+        .as_bytes()
+        .windows(2)
+        .any(|w| matches!(w[0], b'|' | b'>') && (w[1].is_ascii_digit()));
     match kind {
         Kind::WeRefuse if code == "WFX006" => Some("invalid-utf8"),
         Kind::WeRefuse if code == "WFX005" => Some("complex-key"),
@@ -199,9 +200,15 @@ fn allowance(kind: Kind, bytes: &[u8], ours: &Json, lib: &Json) -> Option<&'stat
             Some("leading-bom-column")
         }
         _ if yaml11 && text.contains("<<") => Some("yaml11-merge"),
-        Kind::Value if yaml11 && text.as_bytes().windows(5).any(|w| {
-            w[..4].iter().all(u8::is_ascii_digit) && w[4] == b'-'
-        }) => Some("yaml11-timestamp"),
+        Kind::Value
+            if yaml11
+                && text
+                    .as_bytes()
+                    .windows(5)
+                    .any(|w| w[..4].iter().all(u8::is_ascii_digit) && w[4] == b'-') =>
+        {
+            Some("yaml11-timestamp")
+        }
         _ if block_indicator => Some("block-scalar-indentation-indicator"),
         Kind::WeAccept if tab_only_line && lib_msg.contains("indent") => Some("tab-only-line"),
         Kind::WeRefuse
@@ -285,13 +292,71 @@ const BASES: &[&str] = &[
 ];
 
 const SCALARS: &[&str] = &[
-    "yes", "no", "Yes", "NO", "on", "off", "On", "OFF", "y", "n", "Y", "N", "true", "False",
-    "TRUE", "~", "null", "Null", "NULL", "", "0o17", "017", "0x1F", "0X1f", "0b101", "-0b11",
-    "1_000", "0x_1F", "+12", "-0", "007", "08", "1:20", "190:20:30", "-1:30", "1.5e3", "1.5E+3",
-    "1e3", "6.8523015e+5", "685_230.15", "1_0.5", ".5", "5.", "+.inf", "-.Inf", ".NaN", ".nan",
-    "1:30.5", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5",
-    "0.", "-.5", "+0.5e-2", "0xFFFFFFFFFFFFFFFFF", "9223372036854775808", "1e400", "=", "<<",
-    "0o", "0x", "0b", "12e", "1__2", "_1",
+    "yes",
+    "no",
+    "Yes",
+    "NO",
+    "on",
+    "off",
+    "On",
+    "OFF",
+    "y",
+    "n",
+    "Y",
+    "N",
+    "true",
+    "False",
+    "TRUE",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "",
+    "0o17",
+    "017",
+    "0x1F",
+    "0X1f",
+    "0b101",
+    "-0b11",
+    "1_000",
+    "0x_1F",
+    "+12",
+    "-0",
+    "007",
+    "08",
+    "1:20",
+    "190:20:30",
+    "-1:30",
+    "1.5e3",
+    "1.5E+3",
+    "1e3",
+    "6.8523015e+5",
+    "685_230.15",
+    "1_0.5",
+    ".5",
+    "5.",
+    "+.inf",
+    "-.Inf",
+    ".NaN",
+    ".nan",
+    "1:30.5",
+    "2001-12-14",
+    "2001-12-14t21:59:43.10-05:00",
+    "2001-12-14 21:59:43.10 -5",
+    "0.",
+    "-.5",
+    "+0.5e-2",
+    "0xFFFFFFFFFFFFFFFFF",
+    "9223372036854775808",
+    "1e400",
+    "=",
+    "<<",
+    "0o",
+    "0x",
+    "0b",
+    "12e",
+    "1__2",
+    "_1",
 ];
 
 fn mutate_tabs(r: &mut Rng, s: &str) -> String {
@@ -423,7 +488,9 @@ fn gen_line_breaks(r: &mut Rng) -> String {
     for line in base.split_inclusive('\n') {
         let body = line.trim_end_matches('\n');
         out.push_str(body);
-        out.push_str(*r.pick(&["\n", "\n", "\r\n", "\r\n", "\r", "\r\r\n", "\n\r"]));
+        let breaks: [&str; 7] = ["\n", "\n", "\r\n", "\r\n", "\r", "\r\r\n", "\n\r"];
+        let nl: &&str = r.pick(&breaks);
+        out.push_str(nl);
     }
     if r.chance(30) {
         out.pop();
@@ -528,7 +595,12 @@ fn gen_block_scalars(r: &mut Rng) -> String {
     );
     let header = if r.chance(20) {
         // Indicators in the other order.
-        header.chars().rev().collect::<String>().replace(['|', '>'], "") + &header[..1]
+        header
+            .chars()
+            .rev()
+            .collect::<String>()
+            .replace(['|', '>'], "")
+            + &header[..1]
     } else {
         header
     };
@@ -594,7 +666,14 @@ fn gen_flow_comments(r: &mut Rng) -> String {
 
 fn gen_invalid_utf8(r: &mut Rng) -> Vec<u8> {
     let mut b = r.pick(BASES).as_bytes().to_vec();
-    let bad: &[&[u8]] = &[b"\xFF", b"\xC3", b"\xE2\x82", b"\xED\xA0\x80", b"\xC0\xAF", b"\x80"];
+    let bad: &[&[u8]] = &[
+        b"\xFF",
+        b"\xC3",
+        b"\xE2\x82",
+        b"\xED\xA0\x80",
+        b"\xC0\xAF",
+        b"\x80",
+    ];
     for _ in 0..1 + r.below(2) {
         let at = r.below(b.len() + 1);
         let ins = *r.pick(bad);
@@ -614,7 +693,9 @@ fn sprinkle(r: &mut Rng, s: String) -> String {
     if r.chance(30) && at < c.len() {
         c.remove(at);
     } else {
-        let ch = *r.pick(&[' ', '\t', '\n', '-', ':', '#', '[', ']', '{', '}', ',', '&', '*']);
+        let ch = *r.pick(&[
+            ' ', '\t', '\n', '-', ':', '#', '[', ']', '{', '}', ',', '&', '*',
+        ]);
         c.insert(at, ch);
     }
     c.into_iter().collect()
@@ -727,7 +808,10 @@ fn the_generator_is_deterministic_and_covers_every_class() {
     let b = generate(SEED, 2_000);
     assert_eq!(a, b);
     for class in CLASSES {
-        assert!(a.iter().filter(|(c, _)| c == class).count() > 100, "{class}");
+        assert!(
+            a.iter().filter(|(c, _)| c == class).count() > 100,
+            "{class}"
+        );
     }
     assert_ne!(generate(SEED + 1, 50), a[..50].to_vec());
 }
@@ -748,10 +832,9 @@ fn every_allowed_difference_is_known_and_documented() {
 
 #[test]
 fn seeds_keep_their_recorded_verdicts() {
-    let seeds: Vec<Json> = serde_json::from_str(
-        &std::fs::read_to_string(parity_dir().join("seeds.json")).unwrap(),
-    )
-    .unwrap();
+    let seeds: Vec<Json> =
+        serde_json::from_str(&std::fs::read_to_string(parity_dir().join("seeds.json")).unwrap())
+            .unwrap();
     let allowed = allowed_ids();
     let bytes: Vec<Vec<u8>> = seeds
         .iter()
