@@ -552,6 +552,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
     let mut doc_start = 0u32;
     let mut doc_root: Option<Node> = None;
     let mut last_end = 0u32;
+    let has_tab = text.contains('\t');
     let parser = Parser::new_from_str(scan);
     for item in parser {
         let (event, span) = match item {
@@ -695,7 +696,9 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     continue;
                 }
                 let is_seq = matches!(event, Event::SequenceStart(..));
-                if let Some(issue) = tab_before_block_collection(text, range.start, is_seq) {
+                if has_tab
+                    && let Some(issue) = tab_before_block_collection(text, range.start, is_seq)
+                {
                     out.issues.push(issue);
                     return Ok(out);
                 }
@@ -788,6 +791,9 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     }
                 }
                 if matches!(opener, Some('[' | '{'))
+                    && text
+                        .get(start as usize..end as usize)
+                        .is_some_and(|t| t.contains('\n'))
                     && let Some(indent_next) = block_indent_next(text, &stack)
                     && let Some(issue) = flow_under_indented(text, start, end, indent_next)
                 {
@@ -879,6 +885,9 @@ fn syntax_issue(text: &str, at: usize, message: &str) -> YamlIssue {
 /// they are refused here (docs/yaml-parity.md, `lone-cr` and `inner-bom`). One pass over
 /// the bytes.
 fn stray_break_or_bom(text: &str) -> Option<YamlIssue> {
+    if !text.contains('\r') && !text.contains('\u{feff}') {
+        return None;
+    }
     let b = text.as_bytes();
     let mut from = 0;
     while let Some(i) = b.get(from..)?.iter().position(|&c| c == b'\r' || c == 0xEF) {
@@ -1044,6 +1053,9 @@ fn flow_under_indented(text: &str, start: u32, end: u32, indent_next: usize) -> 
 /// block scalars follow their own rules and are skipped. Bounded: one pass over the lines
 /// and one over the tree, only for text with such lines.
 fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
+    if !text.contains('\t') {
+        return None;
+    }
     // (first tab, spaces before it, first content byte)
     let mut candidates = Vec::new();
     let mut offset = 0;
