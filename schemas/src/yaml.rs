@@ -19,8 +19,15 @@ use crate::text::TextRange;
 pub const MAX_DEPTH: usize = 256;
 
 /// Most nodes alias expansion may create in one stream before aliases stop expanding
-/// ([`YamlIssueKind::AliasExpansion`]); defeats "billion laughs" alias bombs.
-pub const MAX_ALIAS_NODES: usize = 10_000;
+/// ([`YamlIssueKind::AliasExpansion`]): our own backstop against "billion laughs" alias
+/// bombs, above what [`MAX_ALIAS_COUNT`] lets through in any real file.
+pub const MAX_ALIAS_NODES: usize = 200_000;
+
+/// The reference library's `maxAliasCount` (`yaml` 2.9.1 default, FORMAT "The YAML
+/// library"): an alias whose anchor's use count times the anchor's alias weight exceeds
+/// this refuses the document ([`YamlIssueKind::AliasExpansion`]), counted as the library
+/// counts (see [`parse`]). Bounded work: the promise against alias bombs.
+pub const MAX_ALIAS_COUNT: usize = 100;
 
 /// Longest text [`parse`] reads (8 MiB); longer text yields one
 /// [`YamlIssueKind::TooLarge`] issue so that no file can stall an editor or `check`.
@@ -149,9 +156,21 @@ impl Node {
         }
     }
 
+    /// The key a JavaScript object gets for this node in the reference's loader (`yaml`
+    /// 2.9.1 `stringifyKey`): `""` for null, JavaScript's `String(number)` for numbers
+    /// (`Infinity`, `1e+21`), the scalar text otherwise; collections (refused as keys,
+    /// `WFX005`) give `""`.
+    pub fn js_key(&self) -> String {
+        match &self.value {
+            Value::Null => String::new(),
+            Value::Float(f) => js_number(*f),
+            _ => self.scalar_text().map(Cow::into_owned).unwrap_or_default(),
+        }
+    }
+
     /// The node as JSON, the way the reference's YAML loader hands it to JavaScript:
-    /// mappings keep key order, non-string keys become their scalar text, non-finite
-    /// floats become `null` (JSON has no `Infinity`).
+    /// mappings keep key order, keys become [`Node::js_key`], non-finite floats become
+    /// `null` (JSON has no `Infinity`).
     pub fn to_json(&self) -> serde_json::Value {
         match &self.value {
             Value::Null => serde_json::Value::Null,
@@ -165,11 +184,29 @@ impl Node {
             Value::Map(entries) => {
                 let mut m = serde_json::Map::new();
                 for e in entries {
-                    let k = e.key.scalar_text().map(Cow::into_owned).unwrap_or_default();
-                    m.insert(k, e.value.to_json());
+                    m.insert(e.key.js_key(), e.value.to_json());
                 }
                 serde_json::Value::Object(m)
             }
+        }
+    }
+}
+
+/// JavaScript's `String(number)`.
+fn js_number(f: f64) -> String {
+    if f.is_nan() {
+        "NaN".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if f == 0.0 {
+        "0".into()
+    } else if (1e-7..1e21).contains(&f.abs()) {
+        f.to_string()
+    } else {
+        let e = format!("{f:e}");
+        match e.split_once('e') {
+            Some((m, x)) if !x.starts_with('-') => format!("{m}e+{x}"),
+            _ => e,
         }
     }
 }
@@ -197,7 +234,8 @@ pub enum YamlIssueKind {
     DuplicateKey,
     /// Collections nested deeper than [`MAX_DEPTH`].
     TooDeep,
-    /// Alias expansion stopped at [`MAX_ALIAS_NODES`].
+    /// Aliases used more than the reference's library allows ([`MAX_ALIAS_COUNT`]), or
+    /// expansion stopped at [`MAX_ALIAS_NODES`].
     AliasExpansion,
     /// A mapping key that is a sequence or a mapping.
     ComplexKey,
@@ -294,11 +332,30 @@ impl<'t> OffsetMap<'t> {
     }
 }
 
+/// What the reference library's `getAliasCount` needs of a collection: whether it holds a
+/// scalar anywhere (weight 1), and the anchors of the aliases inside it (not through
+/// aliases). `refs` stays empty, so unallocated, in files without aliases.
+#[derive(Default)]
+struct Weight {
+    scalar: bool,
+    refs: Vec<usize>,
+}
+
+/// An anchored node and the library's bookkeeping for it (`anchors` in its `toJS` context):
+/// how often it was aliased, and its alias weight, fixed at its first use.
+struct Anchored {
+    node: Node,
+    weight: Weight,
+    count: usize,
+    alias_count: Option<usize>,
+}
+
 enum Frame {
     Seq {
         items: Vec<Node>,
         start: u32,
         anchor: usize,
+        weight: Weight,
     },
     /// `seen`: each scalar key's text → the range of its first occurrence, so duplicate
     /// detection costs a map lookup per key instead of a scan of the entries (100,000 keys
@@ -309,7 +366,16 @@ enum Frame {
         seen: BTreeMap<String, TextRange>,
         start: u32,
         anchor: usize,
+        weight: Weight,
     },
+}
+
+impl Frame {
+    fn weight(&mut self) -> &mut Weight {
+        match self {
+            Frame::Seq { weight, .. } | Frame::Map { weight, .. } => weight,
+        }
+    }
 }
 
 /// Parses a YAML stream into span trees. Never panics; every failure becomes a
@@ -333,9 +399,152 @@ pub fn parse(text: &str) -> Parsed {
         });
         return out;
     }
+    if let Some(issue) = stray_break_or_bom(text).or_else(|| leading_document_end(text)) {
+        out.issues.push(issue);
+        return out;
+    }
+    let schema = match prologue(text) {
+        Ok(schema) => schema,
+        Err(issue) => {
+            out.issues.push(issue);
+            return out;
+        }
+    };
+    // Text handed to saphyr: `text` with the few patches below, each keeping every
+    // character's byte and character offset.
+    let mut scan: Cow<'_, str> = Cow::Borrowed(text);
+    for _ in 0..MAX_PATCHES {
+        match parse_once(text, &scan, schema) {
+            Ok(mut parsed) => {
+                if !parsed.has_syntax_error()
+                    && let Some(issue) = tab_indentation(text, &parsed)
+                {
+                    parsed.issues.push(issue);
+                }
+                return parsed;
+            }
+            Err(patch) => {
+                if !patch.apply(scan.to_mut()) {
+                    return patch.parsed;
+                }
+            }
+        }
+    }
+    match parse_once(text, &scan, schema) {
+        Ok(parsed) | Err(Patch { parsed, .. }) => parsed,
+    }
+}
+
+/// Most times [`parse`] patches saphyr's input and parses again (bounded work: a file
+/// needing more keeps saphyr's syntax error; docs/yaml-parity.md).
+const MAX_PATCHES: usize = 32;
+
+/// A change to saphyr's input where saphyr is stricter than the reference's library
+/// (`yaml` 2.9.1), keeping byte and character offsets: `parsed` is the result without it.
+struct Patch {
+    /// Byte range to overwrite with spaces (ASCII only).
+    range: std::ops::Range<usize>,
+    parsed: Parsed,
+}
+
+impl Patch {
+    /// False when the range cannot be patched (not ASCII, or already blank).
+    fn apply(&self, scan: &mut String) -> bool {
+        match scan.get(self.range.clone()) {
+            Some(part) if part.is_ascii() && part.bytes().any(|c| c != b' ') => {
+                let spaces = " ".repeat(part.len());
+                scan.replace_range(self.range.clone(), &spaces);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Where saphyr refuses what the library accepts, the patch that makes saphyr agree:
+/// - a tab right after a `:` value indicator (`key:\tvalue`): the library takes any blank
+///   as separation; the tab becomes a space;
+/// - a directive line in the prologue saphyr cannot read (a second `%YAML`, `% FOO`, a
+///   malformed `%TAG`): the library only warns; the line becomes blank (the YAML version
+///   is read by [`prologue`] from the original text).
+fn patch_for(scan: &str, at: usize, info: &str) -> Option<std::ops::Range<usize>> {
+    let b = scan.as_bytes();
+    if info == "':' must be followed by a valid YAML whitespace" {
+        let colon = scan.get(..at.min(scan.len()))?.rfind(':')?;
+        let tab = colon + 1 + scan.get(colon + 1..)?.find('\t')?;
+        return (tab < at.max(colon + 2) && b.get(tab) == Some(&b'\t')).then_some(tab..tab + 1);
+    }
+    if info.contains("directive") || info.contains("while scanning TAG") {
+        let start = scan
+            .get(..at.min(scan.len()))?
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let end = scan
+            .get(start..)?
+            .find('\n')
+            .map_or(scan.len(), |i| start + i);
+        let line = scan.get(start..end)?;
+        let prologue = scan.get(..start)?.lines().all(|l| {
+            let l = l.trim_start_matches([' ', '\t']);
+            l.is_empty() || l == "\r" || l.starts_with(['#', '%'])
+        });
+        return (line.starts_with('%') && line.is_ascii() && prologue)
+            .then(|| start..end - usize::from(line.ends_with('\r')));
+    }
+    None
+}
+
+/// A `...` document-end marker before any content: the library reads an empty document
+/// there, so anything after it is a second document ("Source contains multiple documents").
+fn leading_document_end(text: &str) -> Option<YamlIssue> {
+    let mut offset = 0;
+    let mut lines = text.split_inclusive('\n');
+    for line in lines.by_ref() {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let trimmed = body.trim_start_matches([' ', '\t']);
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            offset += line.len();
+            continue;
+        }
+        let marker =
+            body.starts_with("...") && matches!(body.as_bytes().get(3), None | Some(b' ' | b'\t'));
+        if !marker
+            || body.get(3..).is_some_and(|r| {
+                let r = r.trim_start_matches([' ', '\t']);
+                !r.is_empty() && !r.starts_with('#')
+            })
+        {
+            return None;
+        }
+        break;
+    }
+    let rest_has_content = lines.any(|l| {
+        let t = l
+            .trim_start_matches([' ', '\t'])
+            .trim_end_matches(['\n', '\r']);
+        let end_marker = t
+            .strip_prefix("...")
+            .is_some_and(|r| r.trim_start().is_empty());
+        !(t.is_empty() || t.starts_with('#') || end_marker)
+    });
+    rest_has_content.then(|| YamlIssue {
+        kind: YamlIssueKind::Syntax,
+        range: TextRange::new(
+            u32::try_from(offset).unwrap_or(u32::MAX),
+            u32::try_from(offset + 3).unwrap_or(u32::MAX),
+        ),
+        message: "invalid YAML: this `...` ends an empty first document, so what follows is a second document (a file holds exactly one); remove the `...`".into(),
+        related: None,
+    })
+}
+
+/// One saphyr pass over `scan` (same offsets as `text`); a [`Patch`] when saphyr stopped
+/// where the library would not.
+fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
+    let mut out = Parsed::default();
     let mut offsets = OffsetMap::new(text);
     let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: BTreeMap<usize, Node> = BTreeMap::new();
+    let mut anchors: BTreeMap<usize, Anchored> = BTreeMap::new();
     let mut alias_nodes = 0usize;
     let mut alias_reported = false;
     // Depth beyond MAX_DEPTH: count of collections being skipped.
@@ -343,12 +552,18 @@ pub fn parse(text: &str) -> Parsed {
     let mut doc_start = 0u32;
     let mut doc_root: Option<Node> = None;
     let mut last_end = 0u32;
-    let parser = Parser::new_from_str(text);
+    let has_tab = text.contains('\t');
+    let parser = Parser::new_from_str(scan);
     for item in parser {
         let (event, span) = match item {
             Ok(pair) => pair,
             Err(e) => {
-                let at = offsets.byte(e.marker().index());
+                let mut at = offsets.byte(e.marker().index());
+                if e.info() == "while scanning a plain scalar, found a tab" {
+                    // saphyr points at the scalar; the offending tab is in the indentation
+                    // of a later line (where the reference's library reports it).
+                    at = indentation_tab_after(text, at).unwrap_or(at);
+                }
                 let end = next_char_end(text, at);
                 out.issues.push(YamlIssue {
                     kind: YamlIssueKind::Syntax,
@@ -356,7 +571,10 @@ pub fn parse(text: &str) -> Parsed {
                     message: syntax_message(e.info()),
                     related: None,
                 });
-                return out;
+                return match patch_for(scan, at as usize, e.info()) {
+                    Some(range) => Err(Patch { range, parsed: out }),
+                    None => Ok(out),
+                };
             }
         };
         let range = offsets.range(&span);
@@ -389,8 +607,26 @@ pub fn parse(text: &str) -> Parsed {
                 out.documents.push(root);
             }
             Event::Alias(id) => {
-                let node = match anchors.get(&id) {
-                    Some(target) => {
+                if let Some(top) = stack.last_mut() {
+                    top.weight().refs.push(id);
+                }
+                let node = match use_alias(&mut anchors, id) {
+                    AliasUse::Unknown => Node::new(Value::Null, range),
+                    AliasUse::TooMany(count, weight) => {
+                        if !alias_reported {
+                            out.issues.push(YamlIssue {
+                                kind: YamlIssueKind::AliasExpansion,
+                                range,
+                                message: format!(
+                                    "this alias brings its anchor to {count} uses (the definition included) of content weighing {weight}: more than the {MAX_ALIAS_COUNT} alias expansions the reference's YAML library allows (an alias bomb?)"
+                                ),
+                                related: None,
+                            });
+                            alias_reported = true;
+                        }
+                        Node::new(Value::Null, range)
+                    }
+                    AliasUse::Ok(target) => {
                         let count = count_nodes(target);
                         if alias_nodes + count > MAX_ALIAS_NODES {
                             if !alias_reported {
@@ -412,7 +648,6 @@ pub fn parse(text: &str) -> Parsed {
                             n
                         }
                     }
-                    None => Node::new(Value::Null, range),
                 };
                 last_end = last_end.max(range.end);
                 push_node(&mut stack, &mut doc_root, node, &mut out.issues);
@@ -426,10 +661,24 @@ pub fn parse(text: &str) -> Parsed {
                     }
                     _ => range,
                 };
-                let node = Node::new(resolve_scalar(&value, style, tag.as_deref()), range);
+                let node = Node::new(resolve_scalar(&value, style, tag.as_deref(), schema), range);
                 last_end = last_end.max(range.end);
+                if let Some(top) = stack.last_mut() {
+                    top.weight().scalar = true;
+                }
                 if anchor > 0 {
-                    anchors.insert(anchor, node.clone());
+                    anchors.insert(
+                        anchor,
+                        Anchored {
+                            node: node.clone(),
+                            weight: Weight {
+                                scalar: true,
+                                refs: Vec::new(),
+                            },
+                            count: 1,
+                            alias_count: None,
+                        },
+                    );
                 }
                 push_node(&mut stack, &mut doc_root, node, &mut out.issues);
             }
@@ -447,11 +696,18 @@ pub fn parse(text: &str) -> Parsed {
                     continue;
                 }
                 let is_seq = matches!(event, Event::SequenceStart(..));
+                if has_tab
+                    && let Some(issue) = tab_before_block_collection(text, range.start, is_seq)
+                {
+                    out.issues.push(issue);
+                    return Ok(out);
+                }
                 stack.push(if is_seq {
                     Frame::Seq {
                         items: Vec::new(),
                         start: range.start,
                         anchor,
+                        weight: Weight::default(),
                     }
                 } else {
                     Frame::Map {
@@ -460,25 +716,28 @@ pub fn parse(text: &str) -> Parsed {
                         seen: BTreeMap::new(),
                         start: range.start,
                         anchor,
+                        weight: Weight::default(),
                     }
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(frame) = stack.pop() else { continue };
-                let (value, start, anchor, child_end) = match frame {
+                let (value, start, anchor, child_end, weight) = match frame {
                     Frame::Seq {
                         items,
                         start,
                         anchor,
+                        weight,
                     } => {
                         let end = items.last().map(|n| n.range.end);
-                        (Value::Seq(items), start, anchor, end)
+                        (Value::Seq(items), start, anchor, end, weight)
                     }
                     Frame::Map {
                         entries,
                         pending_key,
                         start,
                         anchor,
+                        weight,
                         ..
                     } => {
                         let mut entries = entries;
@@ -494,7 +753,7 @@ pub fn parse(text: &str) -> Parsed {
                                 value: Node::new(Value::Null, TextRange::empty(k_end)),
                             });
                         }
-                        (Value::Map(entries), start, anchor, end)
+                        (Value::Map(entries), start, anchor, end, weight)
                     }
                 };
                 // Flow collections end at their closing bracket; block ones at their last child.
@@ -531,16 +790,361 @@ pub fn parse(text: &str) -> Parsed {
                         }
                     }
                 }
+                if matches!(opener, Some('[' | '{'))
+                    && text
+                        .get(start as usize..end as usize)
+                        .is_some_and(|t| t.contains('\n'))
+                    && let Some(indent_next) = block_indent_next(text, &stack)
+                    && let Some(issue) = flow_under_indented(text, start, end, indent_next)
+                {
+                    out.issues.push(issue);
+                    return Ok(out);
+                }
                 let node = Node::new(value, TextRange::new(start, end));
                 last_end = last_end.max(end);
                 if anchor > 0 {
-                    anchors.insert(anchor, node.clone());
+                    anchors.insert(
+                        anchor,
+                        Anchored {
+                            node: node.clone(),
+                            weight: Weight {
+                                scalar: weight.scalar,
+                                refs: weight.refs.clone(),
+                            },
+                            count: 1,
+                            alias_count: None,
+                        },
+                    );
+                }
+                if let Some(top) = stack.last_mut() {
+                    let w = top.weight();
+                    w.scalar |= weight.scalar;
+                    w.refs.extend(weight.refs);
                 }
                 push_node(&mut stack, &mut doc_root, node, &mut out.issues);
             }
         }
     }
-    out
+    Ok(out)
+}
+
+/// What an alias resolves to, counted as the reference's library counts it.
+enum AliasUse<'a> {
+    /// No complete anchor of that id (an alias inside its own anchor): `null`.
+    Unknown,
+    /// Use `.0` of an anchor of weight `.1`: over [`MAX_ALIAS_COUNT`].
+    TooMany(usize, usize),
+    /// Within the limit: the anchored node.
+    Ok(&'a Node),
+}
+
+/// One use of anchor `id`, as `yaml` 2.9.1 `Alias.resolve` counts it: the anchor's use
+/// count (1 for its definition) goes up by one; its weight (`getAliasCount`: 1 for content holding a scalar, for
+/// each alias inside it the use count times the weight of that alias's anchor, the maximum
+/// of these, 0 for an empty collection) is fixed at the first use; count × weight over
+/// [`MAX_ALIAS_COUNT`] refuses the document.
+fn use_alias(anchors: &mut BTreeMap<usize, Anchored>, id: usize) -> AliasUse<'_> {
+    let Some(target) = anchors.get(&id) else {
+        return AliasUse::Unknown;
+    };
+    let weight = target.alias_count.unwrap_or_else(|| {
+        target
+            .weight
+            .refs
+            .iter()
+            .filter_map(|r| anchors.get(r))
+            .map(|a| a.count.saturating_mul(a.alias_count.unwrap_or(0)))
+            .fold(usize::from(target.weight.scalar), usize::max)
+    });
+    let Some(target) = anchors.get_mut(&id) else {
+        return AliasUse::Unknown;
+    };
+    target.alias_count = Some(weight);
+    target.count += 1;
+    if target.count.saturating_mul(weight) > MAX_ALIAS_COUNT {
+        AliasUse::TooMany(target.count, weight)
+    } else {
+        AliasUse::Ok(&target.node)
+    }
+}
+
+fn syntax_issue(text: &str, at: usize, message: &str) -> YamlIssue {
+    let at = u32::try_from(at).unwrap_or(u32::MAX);
+    YamlIssue {
+        kind: YamlIssueKind::Syntax,
+        range: TextRange::new(at, next_char_end(text, at)),
+        message: message.into(),
+        related: None,
+    }
+}
+
+/// A carriage return not followed by a line feed, or a byte-order mark inside the text (the
+/// first one is stripped before parsing, `text::decode`). The reference's library reads
+/// neither as a line break or a marker but as content (a lone CR joins two lines into one),
+/// so these files either fail there or load with invisible characters in keys and values;
+/// they are refused here (docs/yaml-parity.md, `lone-cr` and `inner-bom`). One pass over
+/// the bytes.
+fn stray_break_or_bom(text: &str) -> Option<YamlIssue> {
+    if !text.contains('\r') && !text.contains('\u{feff}') {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = b.get(from..)?.iter().position(|&c| c == b'\r' || c == 0xEF) {
+        let at = from + i;
+        match b[at] {
+            b'\r' if b.get(at + 1) != Some(&b'\n') => {
+                return Some(syntax_issue(
+                    text,
+                    at,
+                    "invalid YAML: a carriage return (CR) without a line feed is not a line break for the reference's YAML library; use LF or CRLF line endings",
+                ));
+            }
+            0xEF if b.get(at + 1..at + 3) == Some(&[0xBB, 0xBF][..]) => {
+                return Some(syntax_issue(
+                    text,
+                    at,
+                    "invalid YAML: a byte order mark (U+FEFF) inside the file; the reference's YAML library reads it as an invisible character of a key or value; remove it",
+                ));
+            }
+            _ => {}
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// `yaml` 2.9.1 refuses a tab between a block indicator (`-`, `?`, `:`) and a block
+/// collection that starts on the same line (`-\ta: 1`): "Tabs are not allowed as
+/// indentation", at the tab. `start` is the collection's first byte (saphyr starts an
+/// indentless sequence at its first item, which is not the case here).
+fn tab_before_block_collection(text: &str, start: u32, is_seq: bool) -> Option<YamlIssue> {
+    let start = start as usize;
+    match text.as_bytes().get(start) {
+        Some(b'[' | b'{') => return None,
+        Some(b'-') => {}
+        _ if is_seq => return None,
+        _ => {}
+    }
+    let line_start = text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
+    let before = text.get(line_start..start)?;
+    let trimmed = before.trim_end_matches([' ', '\t']);
+    if !trimmed.ends_with(['-', '?', ':']) {
+        return None;
+    }
+    let tab = before[trimmed.len()..].find('\t')?;
+    Some(syntax_issue(
+        text,
+        line_start + trimmed.len() + tab,
+        "invalid YAML: a tab before a nested block collection counts as indentation, and tabs are not allowed as indentation; use spaces",
+    ))
+}
+
+/// The reference lexer's `indentNext` for a flow collection whose parent is a block
+/// collection: one more than the parent's column (its keys', or its `-`'s). `None` when the
+/// parent is itself a flow collection; 0 at the root (no constraint).
+fn block_indent_next(text: &str, stack: &[Frame]) -> Option<usize> {
+    let Some(parent) = stack.last() else {
+        return Some(0);
+    };
+    let start = match parent {
+        Frame::Seq { start, .. } | Frame::Map { start, .. } => *start as usize,
+    };
+    if matches!(text.as_bytes().get(start), Some(b'[' | b'{')) {
+        return None;
+    }
+    let line_start = text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
+    Some(text.get(line_start..start)?.chars().count() + 1)
+}
+
+/// `yaml` 2.9.1's lexer rule for a flow collection inside a block collection: every line of
+/// it after the first must be indented (in spaces) at least `indent_next`, except comment
+/// lines, and except the closing bracket of the outermost collection, which may sit one
+/// column less (at the parent's column). Otherwise: "Flow sequence in block collection must
+/// be sufficiently indented and end with a ]", at the line's first character. Quoted
+/// scalars are skipped. Bounded by the collection's length.
+fn flow_under_indented(text: &str, start: u32, end: u32, indent_next: usize) -> Option<YamlIssue> {
+    let body = text.get(start as usize..end as usize)?;
+    if !body.contains('\n') {
+        return None;
+    }
+    let b = body.as_bytes();
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' && q == b'"' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                if q == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                    i += 2;
+                    continue;
+                }
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' | b'\'' => quote = Some(c),
+            b'#' if i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'\n' => {
+                // The next line with content.
+                let mut j = i + 1;
+                let mut indent = 0;
+                let mut k = j;
+                while k < b.len() {
+                    match b[k] {
+                        b' ' if k == j + indent => indent += 1,
+                        b' ' | b'\t' | b'\r' => {}
+                        b'\n' => {
+                            j = k + 1;
+                            indent = 0;
+                        }
+                        _ => break,
+                    }
+                    k += 1;
+                }
+                let first = b.get(k).copied();
+                let marker = indent == 0
+                    && (body[k..].starts_with("---") || body[k..].starts_with("..."))
+                    && matches!(b.get(k + 3), None | Some(b' ' | b'\t' | b'\r' | b'\n'));
+                let closing = indent + 1 == indent_next && k + 1 == b.len();
+                if first.is_some()
+                    && first != Some(b'#')
+                    && ((indent < indent_next && !closing) || marker)
+                {
+                    let what = if b[0] == b'[' {
+                        "Flow sequence"
+                    } else {
+                        "Flow mapping"
+                    };
+                    return Some(syntax_issue(
+                        text,
+                        start as usize + k,
+                        &format!(
+                            "invalid YAML: {what} in a block collection must be indented more than its parent ({indent_next} spaces or more here), except its closing bracket"
+                        ),
+                    ));
+                }
+                i = k;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `yaml` 2.9.1 refuses a tab in the leading whitespace of a line of block context
+/// ("Tabs are not allowed as indentation", at the tab) when the line starts a block
+/// collection or a key of one (`\tk: v`, `   \tkey:` under a key), or continues a plain
+/// scalar with no more spaces before the tab than its parent collection's column
+/// (`k: a\n\tb`); saphyr lets some of these through. Lines inside flow collections and
+/// block scalars follow their own rules and are skipped. Bounded: one pass over the lines
+/// and one over the tree, only for text with such lines.
+fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
+    if !text.contains('\t') {
+        return None;
+    }
+    // (first tab, spaces before it, first content byte)
+    let mut candidates = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let rest = line[lead..].trim_end_matches(['\n', '\r']);
+        if let Some(tab) = line[..lead].find('\t')
+            && !rest.is_empty()
+            && !rest.starts_with('#')
+        {
+            candidates.push((offset + tab, tab, offset + lead));
+        }
+        offset += line.len();
+    }
+    if candidates.is_empty() {
+        return None;
+    }
+    let column = |at: u32| {
+        let at = at as usize;
+        let line_start = text
+            .get(..at)
+            .and_then(|t| t.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        text.get(line_start..at).map_or(0, |t| t.chars().count())
+    };
+    let opener = |n: &Node| text.as_bytes().get(n.range.start as usize).copied();
+    let mut block_starts: Vec<u32> = Vec::new();
+    // (start, end, parent column or -1)
+    let mut scalars: Vec<(u32, u32, i64)> = Vec::new();
+    let mut todo: Vec<(&Node, i64)> = parsed.documents.iter().map(|d| (d, -1)).collect();
+    while let Some((n, parent)) = todo.pop() {
+        match &n.value {
+            Value::Seq(items) if opener(n) != Some(b'[') => {
+                block_starts.push(n.range.start);
+                let col = i64::try_from(column(n.range.start)).unwrap_or(i64::MAX);
+                todo.extend(items.iter().map(|i| (i, col)));
+            }
+            Value::Map(entries) if opener(n) != Some(b'{') => {
+                block_starts.push(n.range.start);
+                let col = i64::try_from(column(n.range.start)).unwrap_or(i64::MAX);
+                for e in entries {
+                    block_starts.push(e.key.range.start);
+                    todo.push((&e.value, col));
+                }
+            }
+            Value::Seq(_)
+            | Value::Map(_)
+            | Value::Str(_, ScalarStyle::Literal | ScalarStyle::Folded) => {}
+            _ => scalars.push((n.range.start, n.range.end, parent)),
+        }
+    }
+    block_starts.sort_unstable();
+    scalars.sort_unstable();
+    for (tab, spaces, content) in candidates {
+        let p = u32::try_from(content).unwrap_or(u32::MAX);
+        let i = scalars.partition_point(|r| r.0 <= p);
+        let inside = i > 0 && scalars[i - 1].0 < p && p < scalars[i - 1].1;
+        let continues = inside && i64::try_from(spaces).unwrap_or(i64::MAX) <= scalars[i - 1].2;
+        let starts_block = block_starts.binary_search(&p).is_ok()
+            || (!inside
+                && text[content..].starts_with(['-', '?'])
+                && matches!(
+                    text.as_bytes().get(content + 1),
+                    Some(b' ' | b'\t' | b'\n' | b'\r')
+                ));
+        if starts_block || continues {
+            return Some(syntax_issue(
+                text,
+                tab,
+                "invalid YAML: a tab in the indentation of this line; the reference's YAML library does not allow tabs as indentation, use spaces",
+            ));
+        }
+    }
+    None
+}
+
+/// The first tab in the leading whitespace of a line after the one holding `from`.
+fn indentation_tab_after(text: &str, from: u32) -> Option<u32> {
+    let from = from as usize;
+    let mut line_start = from + text.get(from..)?.find('\n')? + 1;
+    while let Some(line) = text.get(line_start..) {
+        let line = line.split_inclusive('\n').next()?;
+        let lead = line.len() - line.trim_start_matches([' ', '\t']).len();
+        if let Some(tab) = line[..lead].find('\t') {
+            return u32::try_from(line_start + tab).ok();
+        }
+        line_start += line.len();
+    }
+    None
 }
 
 /// Our wording of a saphyr scan error. saphyr counts flow nesting in a `u8`, so a 256th
@@ -643,8 +1247,92 @@ fn push_node(
     }
 }
 
-/// Resolves a scalar with the YAML 1.2 core schema; quoted and block scalars are strings.
-fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>) -> Value {
+/// The tag schema a document's plain scalars resolve with (FORMAT "The YAML library"):
+/// the YAML 1.2 core schema unless the document says `%YAML 1.1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Schema {
+    Core,
+    Yaml11,
+}
+
+/// The schema of the first document, read from its prologue as the reference's library
+/// (`yaml` 2.9.1 `Directives.add`) reads it: `Yaml11` after `%YAML 1.1`. Only blank,
+/// comment and directive lines may precede the content; later documents do not matter (a
+/// second document is refused anyway, `WFX007`). The directives the library refuses are
+/// refused here too, at their line: a `%YAML` without exactly one part or with a version not
+/// of the form `<digits>.<digits>`, and a `%TAG` without exactly two parts.
+fn prologue(text: &str) -> Result<Schema, YamlIssue> {
+    if !text.starts_with('%') && !text.contains("\n%") {
+        return Ok(Schema::Core);
+    }
+    let mut schema = Schema::Core;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let at = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let trimmed = body.trim_start_matches([' ', '\t']);
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if !body.starts_with('%') {
+            break;
+        }
+        // The library's `dirEnd`: a comment starts at a `#` after a blank.
+        let end = body
+            .match_indices('#')
+            .find(|(i, _)| matches!(body.as_bytes().get(i.wrapping_sub(1)), Some(b' ' | b'\t')))
+            .map_or(body.len(), |(i, _)| i);
+        let mut parts = body[..end].split([' ', '\t']).filter(|p| !p.is_empty());
+        let name = parts.next().unwrap_or("%");
+        let rest: Vec<&str> = parts.collect();
+        let refuse = |message: &str| YamlIssue {
+            kind: YamlIssueKind::Syntax,
+            range: TextRange::new(
+                u32::try_from(at).unwrap_or(u32::MAX),
+                u32::try_from(at + name.len()).unwrap_or(u32::MAX),
+            ),
+            message: message.into(),
+            related: None,
+        };
+        match name {
+            "%YAML" => {
+                let [version] = rest[..] else {
+                    return Err(refuse(
+                        "invalid YAML: a %YAML directive takes exactly one part, the version (`%YAML 1.2`)",
+                    ));
+                };
+                match version {
+                    "1.1" => schema = Schema::Yaml11,
+                    "1.2" => schema = Schema::Core,
+                    v => {
+                        let valid = v.split_once('.').is_some_and(|(a, b)| {
+                            !a.is_empty()
+                                && !b.is_empty()
+                                && a.bytes().all(|c| c.is_ascii_digit())
+                                && b.bytes().all(|c| c.is_ascii_digit())
+                        });
+                        if !valid {
+                            return Err(refuse(&format!(
+                                "invalid YAML: `{v}` is not a YAML version (`%YAML 1.2`)"
+                            )));
+                        }
+                    }
+                }
+            }
+            "%TAG" if rest.len() != 2 => {
+                return Err(refuse(
+                    "invalid YAML: a %TAG directive takes exactly two parts, a handle and a prefix",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(schema)
+}
+
+/// Resolves a scalar with `schema`; quoted and block scalars are strings.
+fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>, schema: Schema) -> Value {
     let our_style = match style {
         SaphyrStyle::Plain => ScalarStyle::Plain,
         SaphyrStyle::SingleQuoted => ScalarStyle::SingleQuoted,
@@ -652,20 +1340,205 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>) -> Value {
         SaphyrStyle::Literal => ScalarStyle::Literal,
         SaphyrStyle::Folded => ScalarStyle::Folded,
     };
+    let plain = |v: &str| match schema {
+        Schema::Core => resolve_plain(v, our_style),
+        Schema::Yaml11 => resolve_plain_11(v, our_style),
+    };
     if let Some(tag) = tag
         && (tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!")
     {
         match tag.suffix.as_str() {
             "str" => return Value::Str(value.to_owned(), our_style),
             "null" => return Value::Null,
-            "bool" | "int" | "float" => return resolve_plain(value, our_style),
+            "bool" | "int" | "float" => return plain(value),
             _ => {}
         }
     }
     if our_style != ScalarStyle::Plain {
         return Value::Str(value.to_owned(), our_style);
     }
-    resolve_plain(value, our_style)
+    plain(value)
+}
+
+/// Resolves a plain scalar with the reference library's YAML 1.1 schema (`yaml` 2.9.1
+/// `schema/yaml-1.1`, its tags tried in its order): `y`/`yes`/`on`… booleans, `0b`, `0…`
+/// octal, `_` separators, sexagesimal `1:30`, `.` floats. Numbers take JavaScript's
+/// `parseInt`/`parseFloat` values (an empty digit string is NaN). Timestamps stay strings
+/// (docs/yaml-parity.md, `yaml11-timestamp`).
+fn resolve_plain_11(v: &str, style: ScalarStyle) -> Value {
+    match v {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "Y" | "y" | "Yes" | "yes" | "YES" | "True" | "true" | "TRUE" | "On" | "on" | "ON" => {
+            return Value::Bool(true);
+        }
+        "N" | "n" | "No" | "no" | "NO" | "False" | "false" | "FALSE" | "Off" | "off" | "OFF" => {
+            return Value::Bool(false);
+        }
+        _ => {}
+    }
+    let (negative, body) = match v.as_bytes().first() {
+        Some(b'-') => (true, &v[1..]),
+        Some(b'+') => (false, &v[1..]),
+        _ => (false, v),
+    };
+    let signed = |x: Value| match x {
+        Value::Int(i) if negative => Value::Int(-i),
+        Value::Float(f) if negative => Value::Float(-f),
+        x => x,
+    };
+    let all = |s: &str, ok: fn(u8) -> bool| s.bytes().all(|b| b == b'_' || ok(b));
+    let first_digit = body.as_bytes().first().is_some_and(u8::is_ascii_digit);
+    if let Some(bin) = body.strip_prefix("0b")
+        && !bin.is_empty()
+        && all(bin, |b| b == b'0' || b == b'1')
+    {
+        return signed(js_parse_int(bin, 2));
+    }
+    if let Some(oct) = body.strip_prefix('0')
+        && !oct.is_empty()
+        && all(oct, |b| (b'0'..=b'7').contains(&b))
+    {
+        return signed(js_parse_int(oct, 8));
+    }
+    if first_digit && all(body, |b| b.is_ascii_digit()) {
+        return signed(js_parse_int(body, 10));
+    }
+    if let Some(hex) = body.strip_prefix("0x")
+        && !hex.is_empty()
+        && all(hex, |b| b.is_ascii_hexdigit())
+    {
+        return signed(js_parse_int(hex, 16));
+    }
+    match v {
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY);
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    if is_float_11(body) {
+        let f = js_parse_float(&body.replace('_', ""));
+        return Value::Float(if negative { -f } else { f });
+    }
+    if first_digit && let Some(n) = sexagesimal(body) {
+        return signed(n);
+    }
+    Value::Str(v.to_owned(), style)
+}
+
+/// The 1.1 float forms without the sign: `([0-9][0-9_]*)?(\.[0-9_]*)?[eE][-+]?[0-9]+` and
+/// `([0-9][0-9_]*)?\.[0-9_]*`.
+fn is_float_11(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if b.first().is_some_and(u8::is_ascii_digit) {
+        i = b
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || **c == b'_')
+            .count();
+    }
+    let dot = b.get(i) == Some(&b'.');
+    if dot {
+        i += 1;
+        i += b.get(i..).map_or(0, |r| {
+            r.iter()
+                .take_while(|c| c.is_ascii_digit() || **c == b'_')
+                .count()
+        });
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'-' | b'+')) {
+            i += 1;
+        }
+        let exp = b
+            .get(i..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        return exp > 0 && i + exp == b.len();
+    }
+    dot && i == b.len()
+}
+
+/// `[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?` (the sign stripped) as base-60, the
+/// library's `intTime`/`floatTime`; `None` if `s` is not of that form.
+fn sexagesimal(s: &str) -> Option<Value> {
+    let (whole, frac) = match s.find('.') {
+        Some(d) => (&s[..d], Some(&s[d + 1..])),
+        None => (s, None),
+    };
+    let mut parts = whole.split(':');
+    let head = parts.next()?;
+    if head.is_empty() || !head.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+        return None;
+    }
+    let mut n = js_parse_float(&head.replace('_', ""));
+    let mut any = false;
+    for p in parts {
+        let b = p.as_bytes();
+        let ok = match b {
+            [d] => d.is_ascii_digit(),
+            [t, d] => (b'0'..=b'5').contains(t) && d.is_ascii_digit(),
+            _ => false,
+        };
+        if !ok {
+            return None;
+        }
+        any = true;
+        n = n * 60.0 + js_parse_float(p);
+    }
+    if !any {
+        return None;
+    }
+    match frac {
+        None if n.abs() < 9_007_199_254_740_992.0 => Some(Value::Int(n as i64)),
+        None => Some(Value::Float(n)),
+        Some(f) if f.bytes().all(|b| b.is_ascii_digit() || b == b'_') => {
+            // The last part carries the fraction: `Number("30.5")`.
+            let frac = js_parse_float(&format!("0.{}", f.replace('_', "")));
+            Some(Value::Float(n + frac))
+        }
+        Some(_) => None,
+    }
+}
+
+/// JavaScript `parseInt(digits with "_" removed, radix)`: an `i64` when it fits, else the
+/// nearest `f64`; NaN for no digits.
+fn js_parse_int(digits: &str, radix: u32) -> Value {
+    let clean: Cow<'_, str> = if digits.contains('_') {
+        Cow::Owned(digits.replace('_', ""))
+    } else {
+        Cow::Borrowed(digits)
+    };
+    if clean.is_empty() {
+        return Value::Float(f64::NAN);
+    }
+    match i64::from_str_radix(&clean, radix) {
+        Ok(i) => Value::Int(i),
+        Err(_) if radix == 10 => Value::Float(js_parse_float(&clean)),
+        Err(_) => Value::Float(clean.chars().fold(0.0, |acc, c| {
+            acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0))
+        })),
+    }
+}
+
+/// JavaScript `parseFloat` of a string already known to be a number form: NaN when there
+/// is no digit (`.`, `e5`).
+fn js_parse_float(s: &str) -> f64 {
+    let s = s.strip_suffix('.').unwrap_or(s);
+    if !s.bytes().any(|b| b.is_ascii_digit()) {
+        return f64::NAN;
+    }
+    let fixed;
+    let s = if s.starts_with(['e', 'E']) || s.starts_with(".e") || s.starts_with(".E") {
+        return f64::NAN;
+    } else if let Some(rest) = s.strip_prefix('.') {
+        fixed = format!("0.{rest}");
+        fixed.as_str()
+    } else {
+        s
+    };
+    s.parse::<f64>().unwrap_or(f64::NAN)
 }
 
 fn resolve_plain(v: &str, style: ScalarStyle) -> Value {
@@ -709,10 +1582,15 @@ fn resolve_plain(v: &str, style: ScalarStyle) -> Value {
     Value::Str(v.to_owned(), style)
 }
 
+/// `i`, or, for digits beyond `i64`, JavaScript's `parseInt` value of `raw` (`0x…`/`0o…`).
 fn int_or_float(i: Option<i64>, raw: &str) -> Value {
     match i {
         Some(i) => Value::Int(i),
-        None => Value::Str(raw.to_owned(), ScalarStyle::Plain),
+        None => match raw.get(..2) {
+            Some("0x") => js_parse_int(&raw[2..], 16),
+            Some("0o") => js_parse_int(&raw[2..], 8),
+            _ => Value::Str(raw.to_owned(), ScalarStyle::Plain),
+        },
     }
 }
 
@@ -940,5 +1818,131 @@ mod tests {
             p.documents[0].to_json().to_string(),
             r#"{"b":1,"a":[true,null,"x"]}"#
         );
+    }
+
+    fn syntax_at(text: &str) -> Option<(u32, u32)> {
+        parse(text)
+            .issues
+            .iter()
+            .find(|i| i.kind == YamlIssueKind::Syntax)
+            .map(|i| (i.range.start, i.range.end))
+    }
+
+    #[test]
+    fn a_tab_after_a_colon_separates_like_a_space() {
+        let p = parse("reachedState:\tdone\nnext:\t\tx\n");
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let r = &p.documents[0];
+        assert_eq!(r.get_value("reachedState").unwrap().as_str(), Some("done"));
+        assert_eq!(r.get_value("next").unwrap().range, TextRange::new(26, 27));
+        // A tab inside a quoted value is content and stays.
+        let p = parse("k: \"a:\tb\"\n");
+        assert_eq!(
+            p.documents[0].get_value("k").unwrap().as_str(),
+            Some("a:\tb")
+        );
+    }
+
+    #[test]
+    fn yaml_1_1_documents_resolve_with_the_1_1_schema() {
+        let p = parse(
+            "%YAML 1.1\n---\na: yes\nb: off\nc: 017\nd: 0b101\ne: 1_000\nf: 1:30\ng: .\nh: '017'\n",
+        );
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let r = &p.documents[0];
+        assert_eq!(r.get_value("a").unwrap().value, Value::Bool(true));
+        assert_eq!(r.get_value("b").unwrap().value, Value::Bool(false));
+        assert_eq!(r.get_value("c").unwrap().value, Value::Int(15));
+        assert_eq!(r.get_value("d").unwrap().value, Value::Int(5));
+        assert_eq!(r.get_value("e").unwrap().value, Value::Int(1000));
+        assert_eq!(r.get_value("f").unwrap().value, Value::Int(90));
+        assert!(matches!(r.get_value("g").unwrap().value, Value::Float(f) if f.is_nan()));
+        assert_eq!(r.get_value("h").unwrap().as_str(), Some("017"));
+        // Without the directive the core schema holds.
+        let p = parse("a: yes\nc: 017\n");
+        assert_eq!(p.documents[0].get_value("a").unwrap().as_str(), Some("yes"));
+        assert_eq!(p.documents[0].get_value("c").unwrap().value, Value::Int(17));
+    }
+
+    #[test]
+    fn aliases_are_counted_as_the_library_counts() {
+        let uses = |n: usize| format!("a: &a [x]\nb: [{}]\n", vec!["*a"; n].join(","));
+        assert!(parse(&uses(99)).issues.is_empty());
+        let p = parse(&uses(100));
+        let issue = &p.issues[0];
+        assert_eq!(issue.kind, YamlIssueKind::AliasExpansion);
+        // The 100th alias (the 101st use, counting the definition).
+        let at = 14 + 99 * 3;
+        assert_eq!(issue.range, TextRange::new(at, at + 2));
+        // An empty collection weighs nothing.
+        let empty = format!("a: &a []\nb: [{}]\n", vec!["*a"; 150].join(","));
+        assert!(parse(&empty).issues.is_empty());
+        // Weights multiply along a chain: 4 × 4 × 4 uses of 4 scalars is too many.
+        let chain =
+            "a0: &a0 [x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0]\na2: &a2 [*a1, *a1, *a1, *a1]\n";
+        assert!(parse(chain).issues.is_empty());
+        let chain = format!("{chain}a3: &a3 [*a2, *a2, *a2, *a2]\n");
+        assert_eq!(parse(&chain).issues[0].kind, YamlIssueKind::AliasExpansion);
+    }
+
+    #[test]
+    fn tabs_as_indentation_are_refused_at_the_tab() {
+        assert_eq!(syntax_at("-\ta: 1\n"), Some((1, 2)));
+        assert_eq!(syntax_at("steps:\n  - \tsend: hi\n"), Some((11, 12)));
+        assert_eq!(syntax_at("\tk: v\n"), Some((0, 1)));
+        assert_eq!(syntax_at("k: a\n\tb\n"), Some((5, 6)));
+        assert_eq!(syntax_at("k:\n \t j: 1\n"), Some((4, 5)));
+        assert_eq!(syntax_at("list:\n- \ta\n"), None);
+        assert_eq!(syntax_at("k: a\n  \tb\n"), None);
+        assert_eq!(syntax_at("\t[\t\t't']\n"), None);
+    }
+
+    #[test]
+    fn flow_lines_must_be_indented_past_the_parent() {
+        assert_eq!(syntax_at("key: [a,\nb]\n"), Some((9, 10)));
+        assert_eq!(syntax_at("j: {k: v # c\n, l: w}\n"), Some((13, 14)));
+        assert_eq!(
+            syntax_at("outer:\n  - [\n    {p: q},\n  {p: q}\n    ]\n"),
+            Some((27, 28))
+        );
+        // The closing bracket alone may sit at the parent's column; comments anywhere.
+        assert_eq!(syntax_at("key: [a,\n  b\n]\n"), None);
+        assert_eq!(syntax_at("key: [a,\n# c\n  b]\n"), None);
+        assert_eq!(syntax_at("[a,\nb]\n"), None);
+    }
+
+    #[test]
+    fn stray_carriage_returns_and_inner_boms_are_refused() {
+        assert_eq!(syntax_at("a: 1\rb: 2\n"), Some((4, 5)));
+        assert_eq!(syntax_at("a: 1\r\nb: 2\r\n"), None);
+        assert_eq!(syntax_at("a: 1\n\u{feff}b: 2\n"), Some((5, 8)));
+        assert_eq!(syntax_at("\u{feff}a: 1\n"), Some((0, 3)));
+    }
+
+    #[test]
+    fn directives_follow_the_library() {
+        let p = parse("%YAML 1.1\n%YAML 1.1\n---\nk: yes\n");
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(
+            p.documents[0].get_value("k").unwrap().value,
+            Value::Bool(true)
+        );
+        assert!(parse("% FOO bar\n---\nk: n\n").issues.is_empty());
+        assert_eq!(syntax_at("%YAML 1.x\n---\nk: v\n"), Some((0, 5)));
+        assert_eq!(syntax_at("%YAML 1.1 1.2\n---\nk: v\n"), Some((0, 5)));
+        assert_eq!(syntax_at("%TAG !e!\n---\nk: v\n"), Some((0, 4)));
+        assert_eq!(syntax_at("...\n---\na: 1\n"), Some((0, 3)));
+        assert_eq!(syntax_at("# c\n...\n"), None);
+    }
+
+    #[test]
+    fn keys_in_json_follow_javascript() {
+        let p = parse("~: a\n.inf: b\n1.0: c\n1e21: d\nk: 0xFFFFFFFFFFFFFFFFF\n");
+        let j = p.documents[0].to_json();
+        assert_eq!(j[""], "a");
+        assert_eq!(j["Infinity"], "b");
+        assert_eq!(j["1"], "c");
+        assert_eq!(j["1e+21"], "d");
+        assert_eq!(j["k"].as_f64(), Some(295_147_905_179_352_830_000.0));
     }
 }

@@ -36,9 +36,9 @@ code!(
     "WFX004",
     "alias-expansion",
     Error,
-    "wfx",
-    "aliases expand to too many nodes",
-    "Alias expansion stops at 10,000 nodes (a \"billion laughs\" defence).\n\nFails:\n```yaml\na: &a [x, x]\nb: &b [*a, *a]\n# ... doubling 20 times\n```\nPasses: a few aliases."
+    "§A.0, §B.0",
+    "aliases are used more than the reference's YAML library allows",
+    "The reference's YAML library (`yaml` 2.9.1, `maxAliasCount` 100) refuses a document when an alias brings its anchor's use count (the definition included) times the anchor's weight over 100; the weight is 1 for content holding a scalar, for content holding aliases the largest use count times weight among them, and 0 for an empty collection. So 100 aliases of one anchor, or a few doubling levels, are refused (a \"billion laughs\" defence). Independently, expansion stops at 200,000 nodes.\n\nFails:\n```yaml\na0: &a0 [x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0]\na2: &a2 [*a1, *a1, *a1, *a1]\na3: &a3 [*a2, *a2, *a2, *a2]\n```\nPasses: a few aliases."
 );
 code!(
     COMPLEX_KEY,
