@@ -12,8 +12,9 @@
 //! The regression seeds in `schemas/tests/yaml-parity/seeds.json` are checked the same way,
 //! and against their recorded verdicts.
 //!
-//! Node and the npm folder are required: `.ci/run` runs `npm ci`; locally run
-//! `npm ci --prefix schemas/tests/yaml-parity/node` once. A missing folder fails the test.
+//! Node and npm are required: the test installs the pinned library itself with `npm ci`
+//! from the npm registry when `node_modules/` is missing (`.ci/run` also runs it first). A
+//! failed install fails the test; it never skips.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -43,14 +44,35 @@ fn parity_dir() -> PathBuf {
 
 // ---------------------------------------------------------------- the library's verdicts
 
+/// Installs the pinned library from the npm registry with `npm ci` when it is missing, once
+/// per test binary, so the README's `cargo test` works on a fresh machine; fails (never
+/// skips) when npm cannot install it.
+fn install_library(dir: &Path) {
+    static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut done = INSTALLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if *done || dir.join("node_modules/yaml/package.json").is_file() {
+        *done = true;
+        return;
+    }
+    let out = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+        .arg(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("`npm` must be on PATH (Node 20) for the YAML parity test");
+    assert!(
+        out.status.success() && dir.join("node_modules/yaml/package.json").is_file(),
+        "`npm ci --prefix {}` failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    *done = true;
+}
+
 /// The library's verdict per document, from one Node process.
 fn library_verdicts(docs: &[Vec<u8>]) -> Vec<Json> {
     let dir = node_dir();
-    assert!(
-        dir.join("node_modules/yaml/package.json").is_file(),
-        "the pinned `yaml` package is missing: run `npm ci --prefix {}` (.ci/run does this)",
-        dir.display()
-    );
+    install_library(&dir);
     let input = Json::Array(docs.iter().map(|d| Json::String(b64(d))).collect()).to_string();
     let mut child = Command::new("node")
         .arg("verdicts.mjs")

@@ -129,6 +129,9 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
                 "workflow folder `{}` has no `workflow.yaml`, so this case has nothing to run against",
                 ctx.dir.dir()
             )),
+            Err(crate::files::FileError::OutsideWorkspace) => Some(format!(
+                "`{spec}` is a symbolic link leaving the workspace and was not read, so this case has nothing to run against and its cross-file checks did not run"
+            )),
             Err(crate::files::FileError::Other(e)) => Some(format!(
                 "`{spec}` cannot be read ({e}), so this case has nothing to run against and its cross-file checks did not run"
             )),
