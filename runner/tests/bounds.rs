@@ -15,21 +15,54 @@ use std::path::PathBuf;
 use wfx_runner::clock::FixedClock;
 use wfx_runner::disk::DiskFiles;
 use wfx_runner::grade::GradePolicy;
+use wfx_runner::interpret::{CaseEnv, run_case};
 use wfx_runner::interpret::{CaseResult, RecordStatus, VerdictStatus};
-use wfx_runner::suite::{RunOptions, run_case_file};
+use wfx_runner::script_host::NoScriptHost;
+use wfx_runner::suite::{RunOptions, SuiteError, run_case_file, scripted_agent};
+use wfx_schemas::check::load_workflow;
+use wfx_schemas::workspace::WorkflowDir;
 
+fn fixture() -> DiskFiles {
+    DiskFiles::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bounds"))
+}
+
+/// Runs a case of the fixture workflow through the interpreter itself. `wfx-lsp test` and
+/// the editor refuse this workflow (its glob bombs are WFX227 errors, see
+/// [`the_suite_refuses_the_fixture_workflow`]); the run-time bounds below are the second
+/// line, for a workflow that reaches the simulator anyway.
 fn run(case: &str) -> CaseResult {
-    let fs =
-        DiskFiles::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bounds"));
+    let fs = fixture();
     let clock = FixedClock::default();
-    let mut ro = RunOptions::new(&fs, &clock);
-    ro.grades = GradePolicy {
-        skip: true,
-        model: None,
+    let dir = WorkflowDir {
+        root: String::new(),
+        slug: "bounds".into(),
     };
-    run_case_file(&ro, &format!("workflows/bounds/tests/{case}.test.yaml"))
-        .unwrap()
-        .result
+    let info = load_workflow(&fs, &dir).unwrap();
+    let env = CaseEnv {
+        fs: &fs,
+        dir: &dir,
+        workflow: info.model.as_ref().unwrap(),
+        clock: &clock,
+        grades: GradePolicy {
+            skip: true,
+            model: None,
+        },
+    };
+    let path = format!("workflows/bounds/tests/{case}.test.yaml");
+    let mut agent = scripted_agent(&fs, &path);
+    run_case(&env, &path, agent.as_mut(), &mut NoScriptHost, None).result
+}
+
+#[test]
+fn the_suite_refuses_the_fixture_workflow() {
+    let fs = fixture();
+    let clock = FixedClock::default();
+    let ro = RunOptions::new(&fs, &clock);
+    let err = run_case_file(&ro, "workflows/bounds/tests/reply.test.yaml").unwrap_err();
+    assert!(
+        matches!(&err, SuiteError::Refused(m) if m.contains("WFX227")),
+        "{err:?}"
+    );
 }
 
 fn records(r: &CaseResult) -> Vec<(String, RecordStatus, String)> {

@@ -338,22 +338,70 @@ fn output_is_deterministic() {
 /// title and an assertion's text (issue 12): the narration shows them as visible escapes,
 /// JUnit stays well-formed XML with no markup from the input, Markdown has no raw HTML,
 /// code span or table break, and `history.jsonl` stays one JSON row per line.
+/// Copies the folder `from` into `to`, recursively (regular files and folders only).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = e.file_type().unwrap();
+        if t.is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else if t.is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
 #[test]
 fn hostile_names_and_titles_are_inert_in_every_output() {
     let tmp = tempfile::tempdir().unwrap();
+    // A hostile workflow folder name is a WFX341 error, so the run is refused: the refusal
+    // is inert too. The reports are then exercised through a hostile case file name.
     let slug = "sh\u{1b}[2Jop|`x`\n::error <b>";
-    let dir = tmp.path().join("workflows").join(slug);
+    let name = "h\u{1b}[2Jop|`x`\n::error <b>";
+    let bad_dir = tmp.path().join("workflows").join(slug);
+    std::fs::create_dir_all(bad_dir.join("tests")).unwrap();
+    std::fs::copy(
+        ws().join("workflows/shop/workflow.yaml"),
+        bad_dir.join("workflow.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        bad_dir.join("tests/a.test.yaml"),
+        "title: A\ndescription: d\nsteps:\n  - send: hi\n",
+    )
+    .unwrap();
+    let refused = TestOptions {
+        target: Some(format!("workflows/{slug}")),
+        ..Default::default()
+    };
+    let (code, out, err) = run_in(tmp.path(), &refused, None);
+    assert_eq!(code, 1, "{err}");
+    let raw = |s: &str| {
+        s.chars()
+            .find(|&c| wfx_schemas::inert::is_unsafe(c) && c != '\n')
+    };
+    assert_eq!(raw(&err), None, "{err:?}");
+    assert_eq!(raw(&out), None, "{out:?}");
+    assert!(
+        err.contains("Cannot load workflow 'sh\\u{1b}[2Jop|`x`\\n::error <b>'"),
+        "{err}"
+    );
+    assert!(!err.lines().any(|l| l.starts_with("::error")), "{err}");
+    std::fs::remove_dir_all(&bad_dir).unwrap();
+
+    copy_tree(&ws(), tmp.path());
+    let dir = tmp.path().join("workflows/shop");
     let tests = dir.join("tests");
     std::fs::create_dir_all(&tests).unwrap();
     let shop = ws().join("workflows/shop");
     std::fs::copy(shop.join("workflow.yaml"), dir.join("workflow.yaml")).unwrap();
     std::fs::copy(
         shop.join("tests/never-advances.agent.yaml"),
-        tests.join("hostile.agent.yaml"),
+        tests.join(format!("{name}.agent.yaml")),
     )
     .unwrap();
     std::fs::write(
-        tests.join("hostile.test.yaml"),
+        tests.join(format!("{name}.test.yaml")),
         concat!(
             "description: The agent's reply is checked for text it does not hold.\n",
             "title: \"T\\e[2J\\e]8;;http://x\\a|`md`|<script>\\e]52;c;aGk=\\a\\u202E\"\n",
@@ -365,6 +413,8 @@ fn hostile_names_and_titles_are_inert_in_every_output() {
     .unwrap();
     let out_dir = tmp.path().join("out");
     let opts = TestOptions {
+        target: Some("shop".into()),
+        filter: Some(name.to_owned()),
         reporters: vec!["junit".into(), "markdown".into()],
         out_dir: Some(out_dir.clone()),
         skip_grades: true,
@@ -372,10 +422,6 @@ fn hostile_names_and_titles_are_inert_in_every_output() {
     };
     let (code, out, err) = run_in(tmp.path(), &opts, None);
     assert_eq!(code, 1, "{err}");
-    let raw = |s: &str| {
-        s.chars()
-            .find(|&c| wfx_schemas::inert::is_unsafe(c) && c != '\n')
-    };
     // The narration: every control character visible, none raw.
     assert_eq!(raw(&err), None, "{err:?}");
     assert_eq!(raw(&out), None, "{out:?}");
@@ -385,7 +431,7 @@ fn hostile_names_and_titles_are_inert_in_every_output() {
         ),
         "{err}"
     );
-    assert!(err.contains("sh\\u{1b}[2Jop|`x`\\n::error <b>"), "{err}");
+    assert!(err.contains("h\\u{1b}[2Jop|`x`\\n::error <b>"), "{err}");
     assert!(!err.lines().any(|l| l.starts_with("::error")), "{err}");
 
     let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
@@ -424,7 +470,7 @@ fn hostile_names_and_titles_are_inert_in_every_output() {
     for bad in ["<script", "</textarea", "<b>", "`x`", "|`", "\n::error"] {
         assert!(!md.contains(bad), "{bad} in {md}");
     }
-    assert!(md.contains("sh\\\\u{1b}\\[2Jop\\|\\`x\\`"), "{md}");
+    assert!(md.contains("h\\\\u{1b}\\[2Jop\\|\\`x\\`"), "{md}");
     // Each table row keeps its five cells.
     for row in md.lines().filter(|l| l.starts_with("| ")) {
         assert_eq!(row.matches(" | ").count(), 4, "{row}");
@@ -433,5 +479,5 @@ fn hostile_names_and_titles_are_inert_in_every_output() {
     let history = std::fs::read_to_string(out_dir.join("history.jsonl")).unwrap();
     assert_eq!(history.lines().count(), 1, "{history}");
     let row: Value = serde_json::from_str(history.trim_end()).unwrap();
-    assert_eq!(row["workflows"][0], slug);
+    assert_eq!(row["workflows"][0], "shop");
 }

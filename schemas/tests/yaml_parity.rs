@@ -49,7 +49,9 @@ fn parity_dir() -> PathBuf {
 /// skips) when npm cannot install it.
 fn install_library(dir: &Path) {
     static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
-    let mut done = INSTALLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut done = INSTALLED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if *done || dir.join("node_modules/yaml/package.json").is_file() {
         *done = true;
         return;

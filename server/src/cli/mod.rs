@@ -389,7 +389,12 @@ pub fn run_check(
         "warning"
     };
     for (path, reason) in &report.unchecked {
-        let _ = writeln!(stderr, "{level}: not checked: {}: {}", inert(path), inert(reason));
+        let _ = writeln!(
+            stderr,
+            "{level}: not checked: {}: {}",
+            inert(path),
+            inert(reason)
+        );
     }
     if report.files == 0 {
         let _ = writeln!(
