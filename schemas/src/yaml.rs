@@ -470,7 +470,16 @@ impl Patch {
 ///   as separation; the tab becomes a space;
 /// - a directive line in the prologue saphyr cannot read (a second `%YAML`, `% FOO`, a
 ///   malformed `%TAG`): the library only warns; the line becomes blank (the YAML version
-///   is read by [`prologue`] from the original text).
+///   is read by [`prologue`] from the original text);
+/// - tabs in the leading blanks of a line inside a flow collection (`key: [\n\t a]`): the
+///   library allows them there; the blanks become spaces (`in_flow`: a flow collection is
+///   open where saphyr stopped);
+/// - a closing bracket at the parent's column after a quoted scalar (`key: ["s"\n]`,
+///   saphyr's "invalid indentation"): the line breaks and blanks before it become spaces,
+///   unless a comment ends the line before;
+/// - a comment line less indented than a block scalar's explicit indentation indicator
+///   before any content (`k: |4\n\n  # c`): the library ends the scalar there; the comment
+///   becomes spaces ([`blank_block_scalar`] then gives the library's value).
 fn patch_for(scan: &str, at: usize, info: &str, in_flow: bool) -> Option<std::ops::Range<usize>> {
     let b = scan.as_bytes();
     if in_flow
@@ -1016,8 +1025,8 @@ fn merge_keys(entries: Vec<Entry>) -> Result<Vec<Entry>, TextRange> {
                 };
                 for e in from {
                     let key = e.key.js_key();
-                    if !index.contains_key(&key) {
-                        index.insert(key, (out.len(), true));
+                    if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(key) {
+                        slot.insert((out.len(), true));
                         out.push(e.clone());
                     }
                 }

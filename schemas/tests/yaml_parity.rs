@@ -222,7 +222,11 @@ fn allowance(kind: Kind, bytes: &[u8], ours: &Json, lib: &Json) -> Option<&'stat
         Kind::WeRefuse if code == "WFX005" => Some("complex-key"),
         Kind::WeRefuse if msg.contains("carriage return") => Some("lone-cr"),
         Kind::WeRefuse if msg.contains("byte order mark") => Some("inner-bom"),
-        Kind::WeAccept if bom_sequence && ours["v"].is_array() => Some("leading-bom-column"),
+        Kind::WeAccept
+            if bom_sequence && ours["v"].is_array() && lib_msg.contains("at node end") =>
+        {
+            Some("leading-bom-column")
+        }
         Kind::Value
             if yaml11
                 && text
