@@ -605,7 +605,7 @@ fn is_document_end(line: &str) -> bool {
 /// ("Source contains multiple documents"); saphyr reads none. Refused at the second
 /// marker. One pass over the lines, only for text holding `...`.
 fn repeated_document_end(text: &str) -> Option<YamlIssue> {
-    if !text.contains("...") {
+    if !(text.starts_with("...") || text.contains("\n...")) {
         return None;
     }
     let mut offset = 0;
