@@ -1682,10 +1682,16 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>, schema: Sc
         Schema::Core => resolve_plain(v, our_style),
         Schema::Yaml11 => resolve_plain_11(v, our_style),
     };
-    if let Some(tag) = tag
-        && (tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!")
-    {
-        match tag.suffix.as_str() {
+    if let Some(tag) = tag {
+        let name = if tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!" {
+            tag.suffix.as_str()
+        } else if let Some(name) = tag.suffix.strip_prefix("tag:yaml.org,2002:") {
+            name
+        } else {
+            // A local or non-specific tag (`!foo 1`, `! 1`): unresolved, a string.
+            return Value::Str(value.to_owned(), our_style);
+        };
+        match name {
             "str" => return Value::Str(value.to_owned(), our_style),
             "null" => return Value::Null,
             "bool" | "int" | "float" => return plain(value),
@@ -2290,12 +2296,18 @@ mod tests {
 
     #[test]
     fn unknown_tags_keep_the_scalar_as_a_string() {
-        let p = parse("k: !!str1\nl: !!foo 1\nm: !!int 2\n");
+        let p = parse(
+            "k: !!str1\nl: !!foo 1\nm: !!int 2\nn: !foo 1\no: ! 1\np: !<tag:yaml.org,2002:int> 3\nq: !foo\n",
+        );
         assert!(p.issues.is_empty(), "{:?}", p.issues);
         let r = &p.documents[0];
         assert_eq!(r.get_value("k").unwrap().as_str(), Some(""));
         assert_eq!(r.get_value("l").unwrap().as_str(), Some("1"));
         assert_eq!(r.get_value("m").unwrap().value, Value::Int(2));
+        assert_eq!(r.get_value("n").unwrap().as_str(), Some("1"));
+        assert_eq!(r.get_value("o").unwrap().as_str(), Some("1"));
+        assert_eq!(r.get_value("p").unwrap().value, Value::Int(3));
+        assert_eq!(r.get_value("q").unwrap().as_str(), Some(""));
     }
 
     #[test]
