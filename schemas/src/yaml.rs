@@ -403,6 +403,7 @@ pub fn parse(text: &str) -> Parsed {
         .or_else(|| leading_document_end(text))
         .or_else(|| repeated_document_end(text))
         .or_else(|| final_tab_line_after_empty_node(text))
+        .or_else(|| tab_line_after_empty_value(text))
     {
         out.issues.push(issue);
         return out;
@@ -663,6 +664,88 @@ fn final_tab_line_after_empty_node(text: &str) -> Option<YamlIssue> {
             "invalid YAML: a tab in the indentation of this last line (the value above is empty); the reference's YAML library does not allow tabs as indentation, remove the line or its tabs",
         )
     })
+}
+
+/// A line of blanks starting with a tab (no more spaces before the tab than the key's
+/// column) right after a key with an empty value (`k:`, `k: &a`, `k: # c`), when the next
+/// line with content (blank and comment lines skipped) is another key of the same mapping,
+/// at the key's column, or a `---`: the library reads the tab as the indentation of the
+/// empty value ("Tabs are not allowed as indentation", at the line's start); saphyr ignores
+/// the line. With more content indented past the key, a list item at its column, the end
+/// of the mapping, `...`, or a blank line between, the library accepts it (`k:\n\t\n- a`).
+/// Refused at the tab. One pass over the lines, only for text holding a tab.
+fn tab_line_after_empty_value(text: &str) -> Option<YamlIssue> {
+    if !text.contains('\t') {
+        return None;
+    }
+    let lines: Vec<(usize, &str)> = text
+        .split_inclusive('\n')
+        .scan(0, |offset, line| {
+            let at = *offset;
+            *offset += line.len();
+            Some((at, line.trim_end_matches(['\n', '\r'])))
+        })
+        .collect();
+    for (i, &(at, line)) in lines.iter().enumerate().skip(1) {
+        if !line.contains('\t') || !line.bytes().all(|c| c == b' ' || c == b'\t') {
+            continue;
+        }
+        let spaces = line.bytes().take_while(|&c| c == b' ').count();
+        let prev = lines[i - 1].1;
+        // The key's column: after any `- ` indicators.
+        let mut key_col = prev.bytes().take_while(|&c| c == b' ').count();
+        while prev[key_col..].starts_with("- ") {
+            key_col += 2 + prev[key_col + 2..]
+                .bytes()
+                .take_while(|&c| c == b' ')
+                .count();
+        }
+        let code = prev
+            .char_indices()
+            .find(|&(j, c)| c == '#' && prev[..j].ends_with([' ', '\t']))
+            .map_or(prev, |(j, _)| &prev[..j]);
+        let mut code = code.trim_end_matches([' ', '\t']);
+        // Properties of the empty value (`&a`, `!!str`).
+        while let Some((head, last)) = code.rsplit_once([' ', '\t'])
+            && last.starts_with(['&', '!'])
+        {
+            code = head.trim_end_matches([' ', '\t']);
+        }
+        let is_key = code.ends_with(':')
+            && code.len() > key_col + 1
+            && !code[key_col..].starts_with(['#', '-', '[', '{', '"', '\'']);
+        if !is_key || spaces > key_col {
+            continue;
+        }
+        let next = lines[i + 1..].iter().map(|l| l.1).find(|l| {
+            let t = l.trim_start_matches([' ', '\t']);
+            !t.is_empty() && !t.starts_with('#')
+        });
+        let blank_between = lines
+            .get(i + 1)
+            .is_some_and(|l| l.1.trim_start_matches([' ', '\t']).is_empty());
+        let refused = match next {
+            Some(n) if !blank_between => {
+                let col = n.bytes().take_while(|&c| c == b' ').count();
+                let rest = &n[col..];
+                (n.starts_with("---") && matches!(n.as_bytes().get(3), None | Some(b' ' | b'\t')))
+                    || (col == key_col
+                        && !rest.starts_with("- ")
+                        && rest != "-"
+                        && !rest.starts_with("..."))
+            }
+            _ => false,
+        };
+        if refused {
+            let tab = at + line.find('\t')?;
+            return Some(syntax_issue(
+                text,
+                tab,
+                "invalid YAML: a tab in the indentation of this blank line after an empty value; the reference's YAML library does not allow tabs as indentation, remove the tab",
+            ));
+        }
+    }
+    None
 }
 
 /// One saphyr pass over `scan` (same offsets as `text`); a [`Patch`] when saphyr stopped
@@ -2326,6 +2409,30 @@ mod tests {
         // After a value, or with a line break after it, the library reads it as blank.
         assert_eq!(syntax_at("k: v\n\t"), None);
         assert_eq!(syntax_at("k:\n\t\n"), None);
+    }
+
+    #[test]
+    fn a_tab_line_after_an_empty_value_before_a_sibling_is_refused() {
+        assert_eq!(syntax_at("k:\n\t\nl: 1\n"), Some((3, 4)));
+        assert_eq!(syntax_at("k: #v\n\t\nl: 1\n"), Some((6, 7)));
+        assert_eq!(syntax_at("a:\n  k:\n\t\n  l: 1\n"), Some((8, 9)));
+        assert_eq!(syntax_at("k: &a\n\t \n# c\nl: 1\n"), Some((6, 7)));
+        assert_eq!(syntax_at("- k:\n\t\n  l: 1\n"), Some((5, 6)));
+        assert_eq!(syntax_at("k:\n\t\n---\n"), Some((3, 4)));
+        // The library accepts these.
+        for text in [
+            "a:\n  k:\n\t\nb: 1\n",
+            "k:\n \t\nl: 1\n",
+            "k:\n\n\t\nl: 1\n",
+            "k:\n\t\n- a\n",
+            "- \n\t\n- a\n",
+            "? a\n\t\n: b\n",
+            "k:\n\t\n...\n",
+            "k:\n\t\n  a: 1\n",
+            "k: v\n\t\nl: 1\n",
+        ] {
+            assert_eq!(syntax_at(text), None, "{text:?}");
+        }
     }
 
     #[test]
