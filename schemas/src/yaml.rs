@@ -399,7 +399,12 @@ pub fn parse(text: &str) -> Parsed {
         });
         return out;
     }
-    if let Some(issue) = stray_break_or_bom(text).or_else(|| leading_document_end(text)) {
+    if let Some(issue) = stray_break_or_bom(text)
+        .or_else(|| leading_document_end(text))
+        .or_else(|| repeated_document_end(text))
+        .or_else(|| final_tab_line_after_empty_node(text))
+        .or_else(|| tab_line_after_empty_value(text))
+    {
         out.issues.push(issue);
         return out;
     }
@@ -466,9 +471,55 @@ impl Patch {
 ///   as separation; the tab becomes a space;
 /// - a directive line in the prologue saphyr cannot read (a second `%YAML`, `% FOO`, a
 ///   malformed `%TAG`): the library only warns; the line becomes blank (the YAML version
-///   is read by [`prologue`] from the original text).
-fn patch_for(scan: &str, at: usize, info: &str) -> Option<std::ops::Range<usize>> {
+///   is read by [`prologue`] from the original text);
+/// - tabs in the leading blanks of a line inside a flow collection (`key: [\n\t a]`): the
+///   library allows them there; the blanks become spaces (`in_flow`: a flow collection is
+///   open where saphyr stopped);
+/// - a closing bracket at the parent's column after a quoted scalar (`key: ["s"\n]`,
+///   saphyr's "invalid indentation"): the line breaks and blanks before it become spaces,
+///   unless a comment ends the line before;
+/// - a comment line less indented than a block scalar's explicit indentation indicator
+///   before any content (`k: |4\n\n  # c`): the library ends the scalar there; the comment
+///   becomes spaces ([`blank_block_scalar`] then gives the library's value).
+fn patch_for(scan: &str, at: usize, info: &str, in_flow: bool) -> Option<std::ops::Range<usize>> {
     let b = scan.as_bytes();
+    if in_flow
+        && (info == "while scanning a plain scalar, found a tab"
+            || info == "tabs disallowed within this context (block indentation)")
+    {
+        // The leading blanks of the line holding `at`, tabs included.
+        let start = scan
+            .get(..at.min(scan.len()))?
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let lead =
+            scan.get(start..)?.len() - scan.get(start..)?.trim_start_matches([' ', '\t']).len();
+        let lead = &scan[start..start + lead];
+        return lead.contains('\t').then(|| start..start + lead.len());
+    }
+    if info == "wrongly indented line in block scalar" && b.get(at) == Some(&b'#') {
+        // A comment line less indented than an explicit indentation indicator, before any
+        // content (`k: |4\n\n  # c`): the library ends the scalar there; blanked, the line
+        // is one more blank line of it ([`blank_block_scalar`] gives the library's value).
+        let line_start = scan.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
+        let end = scan
+            .get(at..)?
+            .find(['\n', '\r'])
+            .map_or(scan.len(), |i| at + i);
+        let explicit = block_header(scan, at)
+            .is_some_and(|(header, _)| header.bytes().any(|c| c.is_ascii_digit()));
+        return (explicit && scan[line_start..at].bytes().all(|c| c == b' ')).then_some(at..end);
+    }
+    if in_flow && info == "invalid indentation" && matches!(b.get(at), Some(b']' | b'}')) {
+        // The line breaks and blanks before the closing bracket, when no comment ends the
+        // line before it.
+        let before = scan.get(..at)?;
+        let content = before.trim_end_matches([' ', '\t', '\r', '\n']);
+        let line_start = content.rfind('\n').map_or(0, |i| i + 1);
+        let gap = content.len()..at;
+        return (!content[line_start..].contains('#') && scan[gap.clone()].contains('\n'))
+            .then_some(gap);
+    }
     if info == "':' must be followed by a valid YAML whitespace" {
         let colon = scan.get(..at.min(scan.len()))?.rfind(':')?;
         let tab = colon + 1 + scan.get(colon + 1..)?.find('\t')?;
@@ -538,6 +589,165 @@ fn leading_document_end(text: &str) -> Option<YamlIssue> {
     })
 }
 
+/// Whether `line` (no line break) is a `...` document-end marker, maybe with a comment.
+fn is_document_end(line: &str) -> bool {
+    line.strip_prefix("...").is_some_and(|r| {
+        let r = r.trim_end_matches('\r');
+        r.is_empty()
+            || (r.starts_with([' ', '\t']) && {
+                let r = r.trim_start_matches([' ', '\t']);
+                r.is_empty() || r.starts_with('#')
+            })
+    })
+}
+
+/// A `...` document-end marker after another with only blank and comment lines between:
+/// the library reads an empty document between them, a second document in the file
+/// ("Source contains multiple documents"); saphyr reads none. Refused at the second
+/// marker. One pass over the lines, only for text holding `...`.
+fn repeated_document_end(text: &str) -> Option<YamlIssue> {
+    if !(text.starts_with("...") || text.contains("\n...")) {
+        return None;
+    }
+    let mut offset = 0;
+    let mut after_end = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        if is_document_end(body) {
+            if after_end {
+                return Some(syntax_issue(
+                    text,
+                    offset,
+                    "invalid YAML: a second `...` right after a `...` ends an empty second document (a file holds exactly one); remove one `...`",
+                ));
+            }
+            after_end = true;
+        } else {
+            let t = body.trim_start_matches([' ', '\t']);
+            if !(t.is_empty() || t.starts_with('#')) {
+                after_end = false;
+            }
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// A last line (no line break after it) of blanks holding a tab, right after a line that
+/// leaves a node empty (`k:`, `- `, `---`, maybe with a comment): the library reads the tab
+/// as the indentation of that node ("Tabs are not allowed as indentation", at the line's
+/// start); saphyr ignores the line. Refused at the first tab. Constant work.
+fn final_tab_line_after_empty_node(text: &str) -> Option<YamlIssue> {
+    let start = text.rfind('\n')? + 1;
+    let last = &text[start..];
+    if last.is_empty() || !last.bytes().all(|b| b == b' ' || b == b'\t') || !last.contains('\t') {
+        return None;
+    }
+    let prev_start = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+    let prev = text[prev_start..start - 1].trim_end_matches('\r');
+    // Without a trailing comment (a `#` after a blank, outside quotes is close enough here:
+    // the line must end in an indicator, which a quoted scalar does not).
+    let code = prev
+        .char_indices()
+        .find(|&(i, c)| c == '#' && (i == 0 || prev[..i].ends_with([' ', '\t'])))
+        .map_or(prev, |(i, _)| &prev[..i])
+        .trim_end_matches([' ', '\t']);
+    let empty = code.ends_with(':')
+        || code.trim_start_matches([' ', '\t']) == "-"
+        || code.ends_with(" -")
+        || code == "---";
+    let tab = start + last.find('\t')?;
+    empty.then(|| {
+        syntax_issue(
+            text,
+            tab,
+            "invalid YAML: a tab in the indentation of this last line (the value above is empty); the reference's YAML library does not allow tabs as indentation, remove the line or its tabs",
+        )
+    })
+}
+
+/// A line of blanks starting with a tab (no more spaces before the tab than the key's
+/// column) right after a key with an empty value (`k:`, `k: &a`, `k: # c`), when the next
+/// line with content (blank and comment lines skipped) is another key of the same mapping,
+/// at the key's column, or a `---`: the library reads the tab as the indentation of the
+/// empty value ("Tabs are not allowed as indentation", at the line's start); saphyr ignores
+/// the line. With more content indented past the key, a list item at its column, the end
+/// of the mapping, `...`, or a blank line between, the library accepts it (`k:\n\t\n- a`).
+/// Refused at the tab. One pass over the lines, only for text holding a tab.
+fn tab_line_after_empty_value(text: &str) -> Option<YamlIssue> {
+    if !text.contains('\t') {
+        return None;
+    }
+    let lines: Vec<(usize, &str)> = text
+        .split_inclusive('\n')
+        .scan(0, |offset, line| {
+            let at = *offset;
+            *offset += line.len();
+            Some((at, line.trim_end_matches(['\n', '\r'])))
+        })
+        .collect();
+    for (i, &(at, line)) in lines.iter().enumerate().skip(1) {
+        if !line.contains('\t') || !line.bytes().all(|c| c == b' ' || c == b'\t') {
+            continue;
+        }
+        let spaces = line.bytes().take_while(|&c| c == b' ').count();
+        let prev = lines[i - 1].1;
+        // The key's column: after any `- ` indicators.
+        let mut key_col = prev.bytes().take_while(|&c| c == b' ').count();
+        while prev[key_col..].starts_with("- ") {
+            key_col += 2 + prev[key_col + 2..]
+                .bytes()
+                .take_while(|&c| c == b' ')
+                .count();
+        }
+        let code = prev
+            .char_indices()
+            .find(|&(j, c)| c == '#' && prev[..j].ends_with([' ', '\t']))
+            .map_or(prev, |(j, _)| &prev[..j]);
+        let mut code = code.trim_end_matches([' ', '\t']);
+        // Properties of the empty value (`&a`, `!!str`).
+        while let Some((head, last)) = code.rsplit_once([' ', '\t'])
+            && last.starts_with(['&', '!'])
+        {
+            code = head.trim_end_matches([' ', '\t']);
+        }
+        let is_key = code.ends_with(':')
+            && code.len() > key_col + 1
+            && !code[key_col..].starts_with(['#', '-', '[', '{', '"', '\'']);
+        if !is_key || spaces > key_col {
+            continue;
+        }
+        let next = lines[i + 1..].iter().map(|l| l.1).find(|l| {
+            let t = l.trim_start_matches([' ', '\t']);
+            !t.is_empty() && !t.starts_with('#')
+        });
+        let blank_between = lines
+            .get(i + 1)
+            .is_some_and(|l| l.1.trim_start_matches([' ', '\t']).is_empty());
+        let refused = match next {
+            Some(n) if !blank_between => {
+                let col = n.bytes().take_while(|&c| c == b' ').count();
+                let rest = &n[col..];
+                (n.starts_with("---") && matches!(n.as_bytes().get(3), None | Some(b' ' | b'\t')))
+                    || (col == key_col
+                        && !rest.starts_with("- ")
+                        && rest != "-"
+                        && !rest.starts_with("..."))
+            }
+            _ => false,
+        };
+        if refused {
+            let tab = at + line.find('\t')?;
+            return Some(syntax_issue(
+                text,
+                tab,
+                "invalid YAML: a tab in the indentation of this blank line after an empty value; the reference's YAML library does not allow tabs as indentation, remove the tab",
+            ));
+        }
+    }
+    None
+}
+
 /// One saphyr pass over `scan` (same offsets as `text`); a [`Patch`] when saphyr stopped
 /// where the library would not.
 fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
@@ -571,7 +781,13 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     message: syntax_message(e.info()),
                     related: None,
                 });
-                return match patch_for(scan, at as usize, e.info()) {
+                let in_flow = stack.iter().any(|f| {
+                    let start = match f {
+                        Frame::Seq { start, .. } | Frame::Map { start, .. } => *start as usize,
+                    };
+                    matches!(text.as_bytes().get(start), Some(b'[' | b'{'))
+                });
+                return match patch_for(scan, at as usize, e.info(), in_flow) {
                     Some(range) => Err(Patch { range, parsed: out }),
                     None => Ok(out),
                 };
@@ -661,6 +877,22 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     }
                     _ => range,
                 };
+                let blank = match style {
+                    SaphyrStyle::Literal | SaphyrStyle::Folded
+                        if !value.is_empty() && value.bytes().all(|c| c == b' ' || c == b'\n') =>
+                    {
+                        blank_block_scalar(text, range.start as usize)
+                    }
+                    _ => None,
+                };
+                let value = blank.map_or(value, Into::into);
+                if has_tab
+                    && matches!(style, SaphyrStyle::Literal | SaphyrStyle::Folded)
+                    && let Some(issue) = tab_in_block_scalar(text, range.start as usize)
+                {
+                    out.issues.push(issue);
+                    return Ok(out);
+                }
                 let node = Node::new(resolve_scalar(&value, style, tag.as_deref(), schema), range);
                 last_end = last_end.max(range.end);
                 if let Some(top) = stack.last_mut() {
@@ -753,6 +985,26 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                                 value: Node::new(Value::Null, TextRange::empty(k_end)),
                             });
                         }
+                        if schema == Schema::Yaml11 && entries.iter().any(is_merge_key) {
+                            match merge_keys(entries) {
+                                Ok(merged) => entries = merged,
+                                Err(at) => {
+                                    out.issues.push(YamlIssue {
+                                        kind: YamlIssueKind::Syntax,
+                                        range: at,
+                                        message: "invalid YAML: in a `%YAML 1.1` document `<<` merges mappings into this one, so its value must be a mapping, an alias of one, or a list of these".into(),
+                                        related: None,
+                                    });
+                                    return Ok(out);
+                                }
+                            }
+                            // `<<` may repeat: each is a merge, not a duplicate key.
+                            out.issues.retain(|i| {
+                                i.kind != YamlIssueKind::DuplicateKey
+                                    || text.get(i.range.as_usize()) != Some("<<")
+                                    || i.range.start < start
+                            });
+                        }
                         (Value::Map(entries), start, anchor, end, weight)
                     }
                 };
@@ -826,6 +1078,142 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
         }
     }
     Ok(out)
+}
+
+/// A plain `<<` key: a merge key in a `%YAML 1.1` document.
+fn is_merge_key(e: &Entry) -> bool {
+    matches!(&e.key.value, Value::Str(k, ScalarStyle::Plain) if k == "<<")
+}
+
+/// The entries of a `%YAML 1.1` mapping with its `<<` merge keys applied as `yaml` 2.9.1
+/// applies them (`merge.ts`): at the merge key's place, each key of the merged mapping (or
+/// of each mapping of a merged list, in order) that the mapping does not hold yet is added;
+/// a later key of the mapping itself then replaces the merged value in place. Merged
+/// entries keep their ranges (inside the merged mapping). `Err` with the range of a merge
+/// value that is not a mapping or a list of mappings ("Merge sources must be maps or map
+/// aliases"). Bounded by the entries of the mapping and of its sources.
+fn merge_keys(entries: Vec<Entry>) -> Result<Vec<Entry>, TextRange> {
+    let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+    let mut index: BTreeMap<String, (usize, bool)> = BTreeMap::new();
+    for entry in entries {
+        if is_merge_key(&entry) {
+            let sources: Vec<&Node> = match &entry.value.value {
+                Value::Map(_) => vec![&entry.value],
+                Value::Seq(items) => items.iter().collect(),
+                _ => return Err(entry.value.range),
+            };
+            for source in sources {
+                let Value::Map(from) = &source.value else {
+                    return Err(source.range);
+                };
+                for e in from {
+                    let key = e.key.js_key();
+                    if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(key) {
+                        slot.insert((out.len(), true));
+                        out.push(e.clone());
+                    }
+                }
+            }
+            continue;
+        }
+        let key = entry.key.js_key();
+        match index.get(&key) {
+            Some(&(at, true)) => {
+                index.insert(key, (at, false));
+                out[at] = entry;
+            }
+            Some(_) => out.push(entry),
+            None => {
+                index.insert(key, (out.len(), false));
+                out.push(entry);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The header token (`|`, `>2-`…) of the block scalar whose content starts at `start`
+/// (saphyr's start, inside its first line), found on the last line before `start` that is
+/// not blank, and the text after that line. `None` when that line does not end in a block
+/// scalar header. Bounded by the lines between.
+fn block_header(text: &str, start: usize) -> Option<(&str, &str)> {
+    let before = text.get(..start)?;
+    let mut line_end = before.rfind('\n')?;
+    let header_line = loop {
+        let line_start = before[..line_end].rfind('\n').map_or(0, |i| i + 1);
+        let line = before[line_start..line_end].trim_end_matches('\r');
+        if !line.bytes().all(|c| c == b' ') {
+            break line;
+        }
+        line_end = line_start.checked_sub(1)?;
+    };
+    let code = header_line
+        .char_indices()
+        .find(|&(i, c)| c == '#' && header_line[..i].ends_with([' ', '\t']))
+        .map_or(header_line, |(i, _)| &header_line[..i]);
+    let header = code
+        .trim_end_matches([' ', '\t'])
+        .rsplit([' ', '\t'])
+        .next()?;
+    (header.starts_with(['|', '>'])
+        && header[1..]
+            .bytes()
+            .all(|c| matches!(c, b'+' | b'-' | b'0'..=b'9')))
+    .then(|| (header, text.get(line_end + 1..).unwrap_or("")))
+}
+
+/// `yaml` 2.9.1 refuses a blank line holding a tab after a block scalar's first content
+/// line when fewer spaces than the content's indentation precede the tab ("Block scalar
+/// lines must not be less indented than their first line", at the tab); saphyr reads it as
+/// an empty line. `start` is saphyr's start of the scalar. Bounded by the scalar's lines.
+fn tab_in_block_scalar(text: &str, start: usize) -> Option<YamlIssue> {
+    let (_, body) = block_header(text, start)?;
+    let body_start = text.len() - body.len();
+    let mut indent = None;
+    let mut offset = body_start;
+    for line in body.split_inclusive('\n') {
+        let l = line.trim_end_matches(['\n', '\r']);
+        let spaces = l.bytes().take_while(|&c| c == b' ').count();
+        let blank = l.bytes().all(|c| c == b' ' || c == b'\t');
+        match indent {
+            None if !blank => indent = Some(spaces),
+            Some(n) if blank && spaces < n && l.contains('\t') => {
+                return Some(syntax_issue(
+                    text,
+                    offset + spaces,
+                    "invalid YAML: a tab in a blank line of this block scalar, less indented than its first line; the reference's YAML library refuses it, remove the tab",
+                ));
+            }
+            Some(n) if !blank && spaces < n => return None,
+            _ => {}
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// The value `yaml` 2.9.1 gives a block scalar with an explicit indentation indicator
+/// (`|2`, `>4+`) whose lines all hold spaces only, starting at `start` (its header): every
+/// such line is an empty line, whatever its indentation, so the value is `""`, or one line
+/// feed per line with the keep indicator (`+`); saphyr keeps the spaces past the indicated
+/// indentation as content. `start` is saphyr's start of the scalar (inside its first
+/// line); the header is on the last line before it that is not blank. `None` for any other
+/// block scalar (saphyr agrees there). Bounded by the scalar's lines.
+fn blank_block_scalar(text: &str, start: usize) -> Option<String> {
+    let (header, body) = block_header(text, start)?;
+    if !header.bytes().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    if !header.contains('+') {
+        return Some(String::new());
+    }
+    let lines = body
+        .split_inclusive('\n')
+        .take_while(|l| {
+            l.ends_with('\n') && l.trim_end_matches(['\n', '\r']).bytes().all(|c| c == b' ')
+        })
+        .count();
+    Some("\n".repeat(lines))
 }
 
 /// What an alias resolves to, counted as the reference's library counts it.
@@ -978,6 +1366,25 @@ fn flow_under_indented(text: &str, start: u32, end: u32, indent_next: usize) -> 
                 i += 2;
                 continue;
             }
+            if c == b'\n' {
+                // A quoted scalar's continuation line obeys the same rule (`x: {'g\n':2}`:
+                // "Missing closing 'quote" in the library).
+                let line = &b[i + 1..];
+                let indent = line.iter().take_while(|&&x| x == b' ').count();
+                let first = line
+                    .iter()
+                    .position(|&x| !matches!(x, b' ' | b'\t' | b'\r'))
+                    .and_then(|p| line.get(p).copied());
+                if indent < indent_next && first.is_some_and(|x| x != b'\n') {
+                    return Some(syntax_issue(
+                        text,
+                        start as usize + i + 1 + indent,
+                        &format!(
+                            "invalid YAML: a quoted scalar inside a flow collection in a block collection must continue on lines indented more than its parent ({indent_next} spaces or more here)"
+                        ),
+                    ));
+                }
+            }
             if c == q {
                 if q == b'\'' && b.get(i + 1) == Some(&b'\'') {
                     i += 2;
@@ -1066,7 +1473,7 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
             && !rest.is_empty()
             && !rest.starts_with('#')
         {
-            candidates.push((offset + tab, tab, offset + lead));
+            candidates.push((offset + tab, tab, offset + lead, offset));
         }
         offset += line.len();
     }
@@ -1083,6 +1490,8 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
     };
     let opener = |n: &Node| text.as_bytes().get(n.range.start as usize).copied();
     let mut block_starts: Vec<u32> = Vec::new();
+    // Line starts of scalars that are a document's root (`\t--- &x a`, `---\n\ta`).
+    let mut root_lines: Vec<usize> = Vec::new();
     // (start, end, parent column or -1)
     let mut scalars: Vec<(u32, u32, i64)> = Vec::new();
     let mut todo: Vec<(&Node, i64)> = parsed.documents.iter().map(|d| (d, -1)).collect();
@@ -1104,12 +1513,23 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
             Value::Seq(_)
             | Value::Map(_)
             | Value::Str(_, ScalarStyle::Literal | ScalarStyle::Folded) => {}
-            _ => scalars.push((n.range.start, n.range.end, parent)),
+            _ => {
+                if parent == -1 {
+                    let at = n.range.start as usize;
+                    root_lines.push(
+                        text.get(..at)
+                            .and_then(|t| t.rfind('\n'))
+                            .map_or(0, |i| i + 1),
+                    );
+                }
+                scalars.push((n.range.start, n.range.end, parent));
+            }
         }
     }
     block_starts.sort_unstable();
+    root_lines.sort_unstable();
     scalars.sort_unstable();
-    for (tab, spaces, content) in candidates {
+    for (tab, spaces, content, line) in candidates {
         let p = u32::try_from(content).unwrap_or(u32::MAX);
         let i = scalars.partition_point(|r| r.0 <= p);
         let inside = i > 0 && scalars[i - 1].0 < p && p < scalars[i - 1].1;
@@ -1121,7 +1541,8 @@ fn tab_indentation(text: &str, parsed: &Parsed) -> Option<YamlIssue> {
                     text.as_bytes().get(content + 1),
                     Some(b' ' | b'\t' | b'\n' | b'\r')
                 ));
-        if starts_block || continues {
+        let root_scalar = root_lines.binary_search(&line).is_ok();
+        if starts_block || continues || root_scalar {
             return Some(syntax_issue(
                 text,
                 tab,
@@ -1344,14 +1765,24 @@ fn resolve_scalar(value: &str, style: SaphyrStyle, tag: Option<&Tag>, schema: Sc
         Schema::Core => resolve_plain(v, our_style),
         Schema::Yaml11 => resolve_plain_11(v, our_style),
     };
-    if let Some(tag) = tag
-        && (tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!")
-    {
-        match tag.suffix.as_str() {
+    if let Some(tag) = tag {
+        let name = if tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!" {
+            tag.suffix.as_str()
+        } else if let Some(name) = tag.suffix.strip_prefix("tag:yaml.org,2002:") {
+            name
+        } else {
+            // A local or non-specific tag (`!foo 1`, `! 1`): unresolved, a string.
+            return Value::Str(value.to_owned(), our_style);
+        };
+        match name {
             "str" => return Value::Str(value.to_owned(), our_style),
             "null" => return Value::Null,
             "bool" | "int" | "float" => return plain(value),
-            _ => {}
+            "binary" | "timestamp" | "omap" | "pairs" | "set" | "map" | "seq" | "merge"
+            | "value" => {}
+            // An unknown `!!` tag: the library warns ("Unresolved tag") and keeps the
+            // scalar as a string (`k: !!str1` is `""`).
+            _ => return Value::Str(value.to_owned(), our_style),
         }
     }
     if our_style != ScalarStyle::Plain {
@@ -1944,5 +2375,183 @@ mod tests {
         assert_eq!(j["1"], "c");
         assert_eq!(j["1e+21"], "d");
         assert_eq!(j["k"].as_f64(), Some(295_147_905_179_352_830_000.0));
+    }
+
+    #[test]
+    fn unknown_tags_keep_the_scalar_as_a_string() {
+        let p = parse(
+            "k: !!str1\nl: !!foo 1\nm: !!int 2\nn: !foo 1\no: ! 1\np: !<tag:yaml.org,2002:int> 3\nq: !foo\n",
+        );
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let r = &p.documents[0];
+        assert_eq!(r.get_value("k").unwrap().as_str(), Some(""));
+        assert_eq!(r.get_value("l").unwrap().as_str(), Some("1"));
+        assert_eq!(r.get_value("m").unwrap().value, Value::Int(2));
+        assert_eq!(r.get_value("n").unwrap().as_str(), Some("1"));
+        assert_eq!(r.get_value("o").unwrap().as_str(), Some("1"));
+        assert_eq!(r.get_value("p").unwrap().value, Value::Int(3));
+        assert_eq!(r.get_value("q").unwrap().as_str(), Some(""));
+    }
+
+    #[test]
+    fn a_repeated_document_end_is_a_second_document() {
+        assert_eq!(syntax_at("a: 1\n...\n...\n"), Some((9, 10)));
+        assert_eq!(syntax_at("...\n# c\n...\n"), Some((8, 9)));
+        assert_eq!(syntax_at("a: 1\n...\n"), None);
+        assert_eq!(syntax_at("a: 1\n...\n---\nb: 2\n...\n"), None);
+    }
+
+    #[test]
+    fn a_last_tab_line_after_an_empty_node_is_refused() {
+        assert_eq!(syntax_at("k: #v\n\t\t\t"), Some((6, 7)));
+        assert_eq!(syntax_at("list:\n- a\n- \n \t"), Some((14, 15)));
+        assert_eq!(syntax_at("---\n\t"), Some((4, 5)));
+        // After a value, or with a line break after it, the library reads it as blank.
+        assert_eq!(syntax_at("k: v\n\t"), None);
+        assert_eq!(syntax_at("k:\n\t\n"), None);
+    }
+
+    #[test]
+    fn a_tab_line_after_an_empty_value_before_a_sibling_is_refused() {
+        assert_eq!(syntax_at("k:\n\t\nl: 1\n"), Some((3, 4)));
+        assert_eq!(syntax_at("k: #v\n\t\nl: 1\n"), Some((6, 7)));
+        assert_eq!(syntax_at("a:\n  k:\n\t\n  l: 1\n"), Some((8, 9)));
+        assert_eq!(syntax_at("k: &a\n\t \n# c\nl: 1\n"), Some((6, 7)));
+        assert_eq!(syntax_at("- k:\n\t\n  l: 1\n"), Some((5, 6)));
+        assert_eq!(syntax_at("k:\n\t\n---\n"), Some((3, 4)));
+        // The library accepts these.
+        for text in [
+            "a:\n  k:\n\t\nb: 1\n",
+            "k:\n \t\nl: 1\n",
+            "k:\n\n\t\nl: 1\n",
+            "k:\n\t\n- a\n",
+            "- \n\t\n- a\n",
+            "? a\n\t\n: b\n",
+            "k:\n\t\n...\n",
+            "k:\n\t\n  a: 1\n",
+            "k: v\n\t\nl: 1\n",
+        ] {
+            assert_eq!(syntax_at(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_tab_indented_root_scalar_is_refused() {
+        assert_eq!(syntax_at("\t--- &x a\n#c\n"), Some((0, 1)));
+        assert_eq!(syntax_at("---\n \ta\n"), Some((5, 6)));
+        assert_eq!(syntax_at("\tk:v\n\t"), Some((0, 1)));
+        assert_eq!(syntax_at("--- \ta\n"), None);
+        assert_eq!(syntax_at("\t[a]\n"), None);
+    }
+
+    #[test]
+    fn quoted_lines_in_flow_collections_follow_the_indentation_rule() {
+        let text = "x: {\"f\":1, 'g\n':2}\n";
+        assert_eq!(syntax_at(text), Some((14, 15)));
+        let p = parse("x: {'g\n  ':2}\n");
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(
+            p.documents[0].to_json(),
+            serde_json::json!({"x": {"g ": 2}})
+        );
+        // At the root there is no parent to indent past.
+        assert_eq!(syntax_at("{'g\n':2}\n"), None);
+    }
+
+    #[test]
+    fn tabs_and_closing_brackets_in_flow_collections_are_accepted() {
+        for (text, json) in [
+            ("key: [\n  \t a\n\t]\n", serde_json::json!({"key": ["a"]})),
+            ("key: [\t't'\n\t \t ]\n", serde_json::json!({"key": ["t"]})),
+            ("key: [\n \t\"s\",\n]\n", serde_json::json!({"key": ["s"]})),
+            (
+                "outer:\n  key: [\"s\"\n  ]\n",
+                serde_json::json!({"outer": {"key": ["s"]}}),
+            ),
+        ] {
+            let p = parse(text);
+            assert!(p.issues.is_empty(), "{text:?}: {:?}", p.issues);
+            assert_eq!(p.documents[0].to_json(), json, "{text:?}");
+        }
+        let p = parse("outer:\n  key: [\"s\"\n  ]\n");
+        let key = p.documents[0]
+            .get_value("outer")
+            .unwrap()
+            .get_value("key")
+            .unwrap();
+        assert_eq!((key.range.start, key.range.end), (14, 22));
+        // A comment before the bracket keeps saphyr's refusal rather than a wrong patch.
+        assert!(
+            syntax_at("k: [\"s\" # c\n]\n").is_some()
+                || parse("k: [\"s\" # c\n]\n").issues.is_empty()
+        );
+    }
+
+    #[test]
+    fn merge_keys_merge_in_yaml_1_1_documents() {
+        let text = "%YAML 1.1\n---\nbase: &b {x: 1, z: 2}\nm:\n  a: 0\n  <<: *b\n  x: 9\n";
+        let p = parse(text);
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(
+            p.documents[0].to_json(),
+            serde_json::json!({"base": {"x": 1, "z": 2}, "m": {"a": 0, "x": 9, "z": 2}})
+        );
+        let m = p.documents[0].get_value("m").unwrap();
+        let keys: Vec<String> = m.as_map().unwrap().iter().map(|e| e.key.js_key()).collect();
+        assert_eq!(keys, ["a", "x", "z"]);
+        // The merged `z` keeps its range in the anchored mapping.
+        let z = m.get_value("z").unwrap();
+        assert_eq!(&text[z.range.as_usize()], "2");
+        let p = parse("%YAML 1.1\n---\nm:\n  <<: [{a: 1}, {a: 2, b: 3}]\n  <<: {c: 4}\n");
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(
+            p.documents[0].to_json(),
+            serde_json::json!({"m": {"a": 1, "b": 3, "c": 4}})
+        );
+        // A merge of a scalar is refused at the value; a quoted `<<` is a key.
+        let text = "%YAML 1.1\n---\nm:\n  <<: b\n";
+        assert_eq!(syntax_at(text), Some((23, 24)));
+        let p = parse("%YAML 1.1\n---\nm:\n  '<<': {a: 1}\n");
+        assert_eq!(
+            p.documents[0].to_json(),
+            serde_json::json!({"m": {"<<": {"a": 1}}})
+        );
+        // The core schema has no merge keys (FORMAT "The YAML library").
+        let p = parse("m:\n  <<: {a: 1}\n");
+        assert_eq!(
+            p.documents[0].to_json(),
+            serde_json::json!({"m": {"<<": {"a": 1}}})
+        );
+    }
+
+    #[test]
+    fn blank_block_scalars_with_an_indentation_indicator_are_empty() {
+        for (text, want) in [
+            ("k: |2- # c\n      \n      \n", ""),
+            ("k: >2\n      \n", ""),
+            ("k: |2+\n      \n\n", "\n\n"),
+            // A comment less indented than the indicator ends the scalar (saphyr refused it).
+            ("k: |4\n\n  # comment\nl: 1\n", ""),
+            // Content keeps its more-indented blank lines, as the library does.
+            ("k: |2\n  a\n      \n", "a\n    \n"),
+        ] {
+            let p = parse(text);
+            assert!(p.issues.is_empty(), "{text:?}: {:?}", p.issues);
+            assert_eq!(
+                p.documents[0].get_value("k").unwrap().as_str(),
+                Some(want),
+                "{text:?}"
+            );
+        }
+        // Without an indicator, a comment after more-indented blank lines stays refused.
+        assert!(syntax_at("k: |\n       \n  # comment\n").is_some());
+    }
+
+    #[test]
+    fn a_tab_in_a_blank_line_of_a_block_scalar_is_refused() {
+        assert_eq!(syntax_at("k: |\n    more\n\n\n\t"), Some((16, 17)));
+        assert_eq!(syntax_at("k: |\n  a\n \t\n"), Some((10, 11)));
+        assert_eq!(syntax_at("k: |\n  a\n  \t\n"), None);
+        assert_eq!(syntax_at("k: |\n  a\nl:\t1\n"), None);
     }
 }
