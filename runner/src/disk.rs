@@ -67,6 +67,30 @@ pub fn folder_link_cycles(root: &Path, dir: &str, link: &Path) -> bool {
     false
 }
 
+/// `Err` unless `meta` is a regular file (bounded work: a named pipe, socket or device in
+/// place of a workspace file would block or never end; it is refused, never read).
+fn not_regular(meta: &std::fs::Metadata) -> Result<(), FileError> {
+    if meta.is_file() {
+        Ok(())
+    } else {
+        Err(FileError::Other(
+            "it is not a regular file (a named pipe, socket or device is never read)".into(),
+        ))
+    }
+}
+
+/// Opens `p` for reading without blocking on a named pipe that has no writer.
+fn open_nonblocking(p: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    }
+    o.open(p)
+}
+
 /// A workspace folder on disk, confined to its root (see the module docs).
 #[derive(Clone, Debug)]
 pub struct DiskFiles {
@@ -205,13 +229,31 @@ impl FileAccess for DiskFiles {
         if meta.is_dir() {
             return Err(FileError::Other("it is a folder".into()));
         }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(FileError::Other(format!(
+        not_regular(&meta)?;
+        // Opened without blocking, then checked again on the open file: a named pipe or a
+        // device swapped in after the first look is refused instead of hanging the read.
+        let file = open_nonblocking(&p).map_err(|e| io_error(&e))?;
+        let meta = file.metadata().map_err(|e| io_error(&e))?;
+        not_regular(&meta)?;
+        let too_large = || {
+            FileError::Other(format!(
                 "the file is larger than {} MiB",
                 MAX_FILE_BYTES / (1024 * 1024)
-            )));
+            ))
+        };
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(too_large());
         }
-        std::fs::read(&p).map_err(|e| io_error(&e))
+        let mut out = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_FILE_BYTES.saturating_add(1)),
+            &mut out,
+        )
+        .map_err(|e| io_error(&e))?;
+        if out.len() as u64 > MAX_FILE_BYTES {
+            return Err(too_large());
+        }
+        Ok(out)
     }
 
     fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError> {

@@ -48,9 +48,24 @@ pub fn check_flags(flags: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Most `|` alternatives a pattern may have, counted over the whole body (an escaped `\|`
+/// counts too, erring on the safe side): 1,000. Over it, [`compile`] fails with a message,
+/// which `check` reports on the token and the runner as a failed assertion, instead of
+/// overflowing the stack in regress's recursive compiler.
+pub const MAX_ALTERNATIVES: usize = 1_000;
+
 /// Compiles a body and flags. Errors carry the engine's message.
 pub fn compile(body: &str, flags: &str) -> Result<JsRegex, String> {
     check_flags(flags)?;
+    // Bounded work: regress builds and walks alternations recursively, so 100,000
+    // alternatives overflow the stack of the thread compiling them.
+    let bars = body.bytes().filter(|b| *b == b'|').count();
+    if bars >= MAX_ALTERNATIVES {
+        return Err(format!(
+            "the pattern has {} alternatives; at most {MAX_ALTERNATIVES} are allowed (bounded work)",
+            bars + 1
+        ));
+    }
     let engine_flags: String = flags.chars().filter(|c| "imsuv".contains(*c)).collect();
     let re = regress::Regex::with_flags(body, engine_flags.as_str()).map_err(|e| e.to_string())?;
     Ok(JsRegex {
@@ -132,6 +147,27 @@ impl JsRegex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alternatives_are_bounded_and_the_bound_fits_a_small_stack() {
+        let alts = |n: usize| {
+            (0..n)
+                .map(|i| format!("a{i}"))
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        // The most allowed compiles and matches on a thread with a 2 MiB stack (tokio's
+        // blocking threads, where the server analyses documents).
+        let ok = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || compile(&alts(MAX_ALTERNATIVES), "").map(|re| re.test("xa999y")))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(ok, Ok(Ok(true)));
+        let err = compile(&alts(100_000), "").err().unwrap();
+        assert!(err.contains("100000 alternatives"), "{err}");
+    }
 
     #[test]
     fn token_shape() {

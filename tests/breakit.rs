@@ -1,0 +1,181 @@
+//! Findings of an outside attack on the promises of docs/security.md, kept as regression
+//! tests through the built binary (or a real stdio session).
+//! Every process gets a hang guard; a run still going after it is killed and the test fails.
+
+#![cfg(unix)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
+mod support;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::stdio::Server;
+use support::*;
+
+const TESTS: &str = "workflows/order-lookup/tests";
+/// A bounded command on one small workspace ends well within this.
+const GUARD: Duration = Duration::from_secs(10);
+
+/// Runs the binary in `cwd`; returns (exit code or None when killed by the guard, stdout,
+/// stderr).
+fn run(cwd: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let ro = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let re = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let t = Instant::now();
+    let code = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st.code();
+        }
+        if t.elapsed() > GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (
+        code,
+        String::from_utf8_lossy(&ro.join().unwrap()).into_owned(),
+        String::from_utf8_lossy(&re.join().unwrap()).into_owned(),
+    )
+}
+
+fn mkfifo(p: &Path) {
+    let st = Command::new("mkfifo").arg(p).status().unwrap();
+    assert!(st.success(), "mkfifo {}", p.display());
+}
+
+/// Promise 3 (bounded work: "hitting a bound is a diagnostic or a clear failure, never a
+/// hang"): a workflow file that is a named pipe blocks `check` for ever in `open(2)`/`read`.
+/// A repository author can commit nothing but can ship one through an archive, and a
+/// pre-commit/CI job then hangs until its own timeout. Each kind of file is tried alone.
+#[test]
+fn named_pipes_in_the_workspace_do_not_hang_check() {
+    let replace = [
+        format!("{TESTS}/refund-approved.test.yaml"),
+        format!("{TESTS}/refund-approved.agent.yaml"),
+        "workflows/order-lookup/hooks/check-refund.js".to_owned(),
+        "skills/order-enrichment/scripts/enrich-orders.js".to_owned(),
+        "workflows/enrich-order/workflow.yaml".to_owned(),
+    ];
+    let mut hung = Vec::new();
+    for rel in &replace {
+        let ws = corpus_copy();
+        let p = ws.path().join(rel);
+        std::fs::remove_file(&p).unwrap();
+        mkfifo(&p);
+        let (code, _, _) = run(ws.path(), &["check", "--format", "json", "."]);
+        // A YAML file is an error on it; a skill script is skipped; neither hangs.
+        if code.is_none() || (rel.ends_with(".yaml") && code != Some(1)) {
+            hung.push((rel.clone(), code));
+        }
+    }
+    assert!(hung.is_empty(), "`check .` on a named pipe: {hung:?}");
+}
+
+/// Promise 3, for `wfx-lsp test`: a case file that is a named pipe hangs the whole run.
+#[test]
+fn a_named_pipe_case_does_not_hang_test() {
+    let ws = corpus_copy();
+    mkfifo(&ws.path().join(TESTS).join("pipe.test.yaml"));
+    let (code, _, _) = run(ws.path(), &["test", ".", "--skip-grades"]);
+    assert!(code.is_some(), "`wfx-lsp test` hung on a named-pipe case");
+}
+
+fn alternation_case(n: usize) -> String {
+    format!(
+        "title: Regex case here\ndescription: A case with a hostile regex token to compile.\nsteps:\n  - send: \"Hi, I'm support@acmecorp.com.\"\n  - reply:\n      includes: [\"/{}b/\"]\n",
+        "a|".repeat(n)
+    )
+}
+
+/// Promise 3 (regexes run bounded; every bound "a diagnostic or a clear failure") and
+/// promise 6 (handlers under `catch_unwind`): a reply token `/a|a|…|b/` of 100,000
+/// alternatives (200 KB, far under the 8 MiB limit) overflows the stack while the token
+/// is compiled: `check` dies with SIGABRT ("has overflowed its stack", exit 134) instead of
+/// a `WFX117` (nesting depth, by contrast, is cut with `WFX117`).
+#[test]
+fn a_long_regex_alternation_does_not_overflow_checks_stack() {
+    let ws = corpus_copy();
+    let rel = format!("{TESTS}/re.test.yaml");
+    std::fs::write(ws.path().join(&rel), alternation_case(100_000)).unwrap();
+    let (code, _, err) = run(ws.path(), &["check", "--format", "json", &rel]);
+    assert!(
+        matches!(code, Some(0 | 1)),
+        "check ended with {code:?} (134 = abort, None = killed by signal):\n{err}"
+    );
+}
+
+/// Promise 6 / promise 3 in the editor: opening the same case kills the language server
+/// (the stack overflow aborts the process; `catch_unwind` cannot catch it), so a hostile
+/// repository takes the editor's server down the moment the file is opened.
+#[test]
+fn opening_a_long_regex_alternation_does_not_kill_the_server() {
+    let ws = corpus_copy();
+    let (mut s, _) = Server::start(ws.path());
+    let u = uri(&ws.path().join(TESTS).join("re.test.yaml"));
+    s.open(&u, &alternation_case(100_000));
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        s.child.try_wait().unwrap().is_none(),
+        "the server died after opening the case"
+    );
+    let good = uri(&ws.path().join(TESTS).join("refund-approved.test.yaml"));
+    let id = s.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": good}}),
+    );
+    let r = s.response(id);
+    assert!(r.get("error").is_none(), "{r}");
+}
+
+/// Promise 3 in the editor (bounded work, never a hang) and promise 6 (every request gets
+/// its reply): with a named pipe among the cases, `workspace/symbol` blocks reading it,
+/// and the whole server stops answering: a plain `documentSymbol` sent afterwards never
+/// gets a reply (the helper's 60 s deadline fails the test).
+#[test]
+fn a_named_pipe_in_the_workspace_does_not_freeze_the_server() {
+    let ws = corpus_copy();
+    mkfifo(&ws.path().join(TESTS).join("pipe.test.yaml"));
+    let (mut s, _) = Server::start(ws.path());
+    let good = uri(&ws.path().join(TESTS).join("refund-approved.test.yaml"));
+    let text =
+        std::fs::read_to_string(ws.path().join(TESTS).join("refund-approved.test.yaml")).unwrap();
+    s.open(&good, &text);
+    s.diagnostics(&good, 1);
+    let _symbols = s.request("workspace/symbol", json!({"query": "a"}));
+    let id = s.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": good}}),
+    );
+    let r = s.response(id);
+    assert!(r.get("error").is_none(), "{r}");
+}
