@@ -179,3 +179,41 @@ fn a_named_pipe_in_the_workspace_does_not_freeze_the_server() {
     let r = s.response(id);
     assert!(r.get("error").is_none(), "{r}");
 }
+
+/// Promise 3 (every loop over input has a bound; never a hang) for discovery: folder links
+/// that stay inside the workspace ("work as usual") and form no cycle, but fan out, two
+/// links per level to the next level (`fan/d0/{x,y} -> ../d1`, …), give 2^20 paths to one
+/// case. `check .` and `test` walk every path: 8 levels take 0.4 s, 12 take 8 s, 20 never
+/// end. Discovery should visit each real folder once (or bound the walk with a diagnostic).
+#[test]
+fn fanned_out_folder_links_inside_the_workspace_do_not_hang_discovery() {
+    let ws = corpus_copy();
+    let fan = ws.path().join(TESTS).join("fan");
+    const LEVELS: usize = 20;
+    for i in 0..=LEVELS {
+        std::fs::create_dir_all(fan.join(format!("d{i}"))).unwrap();
+    }
+    for i in 0..LEVELS {
+        for name in ["x", "y"] {
+            std::os::unix::fs::symlink(
+                format!("../d{}", i + 1),
+                fan.join(format!("d{i}")).join(name),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::copy(
+        ws.path().join(TESTS).join("refund-approved.test.yaml"),
+        fan.join(format!("d{LEVELS}/deep.test.yaml")),
+    )
+    .unwrap();
+    let (check, _, _) = run(ws.path(), &["check", "--format", "json", "."]);
+    let (test, _, _) = run(
+        ws.path(),
+        &["test", "workflows/order-lookup", "--skip-grades"],
+    );
+    assert!(
+        check.is_some() && test.is_some(),
+        "discovery through fanned-out folder links hung: check {check:?}, test {test:?}"
+    );
+}

@@ -223,6 +223,13 @@ impl DiskFiles {
 }
 
 impl FileAccess for DiskFiles {
+    fn dir_identity(&self, dir: &str) -> Option<String> {
+        let p = self.resolve(dir).ok()?;
+        std::fs::canonicalize(p)
+            .ok()
+            .map(|c| c.to_string_lossy().into_owned())
+    }
+
     fn read(&self, path: &str) -> Result<Vec<u8>, FileError> {
         let p = self.resolve(path)?;
         let meta = std::fs::metadata(&p).map_err(|e| io_error(&e))?;

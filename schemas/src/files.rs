@@ -53,6 +53,13 @@ pub trait FileAccess: Sync {
     fn is_file(&self, path: &str) -> bool {
         self.read(path).is_ok()
     }
+    /// A stable identity of the real folder `dir` names (on disk: its path after links are
+    /// resolved), or `None` when there is no such notion. [`walk`] lists each identity once,
+    /// so folder links inside a workspace cannot multiply the work (two links per level to
+    /// the next level would otherwise give 2^depth paths).
+    fn dir_identity(&self, _dir: &str) -> Option<String> {
+        None
+    }
     /// The file as document text (BOM stripped). Invalid UTF-8 is an `Other` error naming
     /// the byte offset.
     fn read_text(&self, path: &str) -> Result<String, FileError> {
@@ -145,15 +152,22 @@ pub fn join(a: &str, b: &str) -> String {
 
 /// Lists every file below `dir` recursively, as workspace-relative paths sorted in UTF-16
 /// code-unit order (JS `Array.prototype.sort`, FORMAT §C.1). Listing errors are swallowed:
-/// a missing folder yields nothing.
+/// a missing folder yields nothing. Each real folder ([`FileAccess::dir_identity`]) is
+/// listed once, through the first path the walk reaches it by (bounded work).
 pub fn walk(fs: &dyn FileAccess, dir: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut todo = vec![dir.trim_matches('/').to_owned()];
     let mut guard = 0usize;
+    let mut seen = std::collections::BTreeSet::new();
     while let Some(d) = todo.pop() {
         guard += 1;
         if guard > 100_000 {
             break;
+        }
+        if let Some(id) = fs.dir_identity(&d)
+            && !seen.insert(id)
+        {
+            continue;
         }
         let Ok(entries) = fs.list(&d) else { continue };
         for e in entries {

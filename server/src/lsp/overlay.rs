@@ -97,6 +97,10 @@ impl FileAccess for Overlay {
     fn is_file(&self, path: &str) -> bool {
         self.open.contains_key(&norm(path)) || self.disk.is_file(path)
     }
+
+    fn dir_identity(&self, dir: &str) -> Option<String> {
+        self.disk.dir_identity(dir)
+    }
 }
 
 #[cfg(test)]
