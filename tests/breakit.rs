@@ -217,3 +217,60 @@ fn fanned_out_folder_links_inside_the_workspace_do_not_hang_discovery() {
         "discovery through fanned-out folder links hung: check {check:?}, test {test:?}"
     );
 }
+
+/// Promise 1 ("A folder link leading outside is skipped during discovery without a
+/// diagnostic; named on the command line it gets `WFX010`"; a link leaving the workspace
+/// is "never read: … a path given to `check`"): in a workspace (the current folder holds
+/// `workflows/`), a planted folder link `foo -> <outside>` named on the command line makes
+/// `check`, `graph` and `test` treat the link's target as a workspace of its own and read
+/// it: an outside case's text is printed in a code frame, an outside state name in `graph`.
+#[test]
+fn a_folder_link_leaving_the_workspace_named_on_the_command_line_is_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    copy_dir(&repo().join("tests/corpus/customer-support"), &ws);
+    let outside = tmp.path().join("outside");
+    let x = outside.join("workflows/x");
+    std::fs::create_dir_all(x.join("tests")).unwrap();
+    let spec = std::fs::read_to_string(ws.join("workflows/enrich-order/workflow.yaml")).unwrap();
+    let spec = spec.replacen("\n  enrich:\n", "\n  enrich-outsidemarker:\n", 1);
+    std::fs::write(x.join("workflow.yaml"), spec).unwrap();
+    std::fs::write(
+        x.join("tests/sec.test.yaml"),
+        "title: OUTSIDE_CASE_MARKER\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("foo")).unwrap();
+
+    let mut leaks = Vec::new();
+    for args in [
+        vec!["check", "foo"],
+        vec!["check", "foo/workflows/x"],
+        vec!["check", "foo/workflows/x/tests/sec.test.yaml"],
+        vec![
+            "check",
+            "--format",
+            "json",
+            "foo/workflows/x/tests/sec.test.yaml",
+        ],
+        vec!["graph", "foo/workflows/x", "--format", "mermaid"],
+        vec!["graph", "foo", "--format", "mermaid"],
+        vec!["test", "foo/workflows/x", "--skip-grades"],
+    ] {
+        let (code, out, err) = run(&ws, &args);
+        assert_eq!(code, Some(2), "{args:?}: {out}{err}");
+        assert!(
+            err.contains("symbolic link that leaves the workspace"),
+            "{args:?}: {err}"
+        );
+        let all = format!("{out}{err}");
+        if all.contains("MARKER") || all.contains("outsidemarker") {
+            leaks.push(format!("{args:?}:\n{all}"));
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "outside content printed through the folder link `foo`:\n{}",
+        leaks.join("\n---\n")
+    );
+}

@@ -208,6 +208,16 @@ pub fn run_cli_with(
         Ok(p) => p,
         Err(m) => return usage(stderr, &m),
     };
+    if crate::disk::root_escapes_through_link(cwd, &plan.root) {
+        return usage(
+            stderr,
+            &format!(
+                "`{}`: {}",
+                plan.root.display(),
+                crate::disk::ROOT_LINK_REFUSED
+            ),
+        );
+    }
     let fs = DiskFiles::new(&plan.root);
     if plan.suites.is_empty() {
         let all = discover_workflows(&fs, "");

@@ -91,6 +91,31 @@ fn open_nonblocking(p: &Path) -> std::io::Result<std::fs::File> {
     o.open(p)
 }
 
+/// True when `root`, a folder named below `cwd`, is reached through a symbolic link that
+/// leaves `cwd` (`foo -> /elsewhere`, then `check foo/workflows/x`): the command-line face
+/// of "confinement" (docs/security.md). Such a root is refused, never read. A root that is
+/// not below `cwd` by name (an absolute path, or one climbing out with `..`) was named
+/// explicitly and is taken as given.
+pub fn root_escapes_through_link(cwd: &Path, root: &Path) -> bool {
+    let Ok(cwd) = std::fs::canonicalize(cwd) else {
+        return false;
+    };
+    let lexical = if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        cwd.join(root)
+    };
+    let below = lexical
+        .components()
+        .all(|c| !matches!(c, Component::ParentDir))
+        && lexical.starts_with(&cwd);
+    below && std::fs::canonicalize(&lexical).is_ok_and(|real| !real.starts_with(&cwd))
+}
+
+/// The message of a root refused by [`root_escapes_through_link`].
+pub const ROOT_LINK_REFUSED: &str =
+    "reached through a symbolic link that leaves the workspace; it was not read";
+
 /// A workspace folder on disk, confined to its root (see the module docs).
 #[derive(Clone, Debug)]
 pub struct DiskFiles {

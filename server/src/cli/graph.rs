@@ -65,6 +65,13 @@ struct Resolved {
 
 fn resolve(target: Option<&str>, cwd: &Path) -> Result<Resolved, String> {
     let in_root = |root: &Path| -> Result<Resolved, String> {
+        if wfx_runner::disk::root_escapes_through_link(cwd, root) {
+            return Err(format!(
+                "`{}`: {}",
+                root.display(),
+                wfx_runner::disk::ROOT_LINK_REFUSED
+            ));
+        }
         let fs = DiskFiles::new(root);
         let all = workspace::discover_workflows(&fs, "");
         match all.as_slice() {
@@ -121,6 +128,12 @@ fn resolve(target: Option<&str>, cwd: &Path) -> Result<Resolved, String> {
     let Some(slug) = comps.get(w + 1) else {
         return Err(format!("`{target}` names no workflow"));
     };
+    if wfx_runner::disk::root_escapes_through_link(cwd, &root) {
+        return Err(format!(
+            "`{target}`: {}",
+            wfx_runner::disk::ROOT_LINK_REFUSED
+        ));
+    }
     let rel = comps.get(w..).unwrap_or_default().join("/");
     let case_file = workspace::is_case_name(&rel).then_some(rel);
     Ok(Resolved {

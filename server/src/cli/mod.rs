@@ -161,7 +161,16 @@ fn lexical_absolute(cwd: &Path, path: &Path) -> std::path::PathBuf {
 }
 
 /// Groups the arguments by workspace root. `Err` names an argument that does not exist.
-fn groups(paths: &[String], cwd: &Path) -> Result<Vec<Group>, String> {
+/// An argument below the current folder whose workspace root is reached through a
+/// symbolic link leaving it (`foo -> /elsewhere`, then `check foo/workflows/x`) is not
+/// read: it goes to `refused` as (display path, reason) ("confinement", docs/security.md).
+/// Absolute paths and paths climbing out with `..` name their folder explicitly and are
+/// taken as given.
+fn groups(
+    paths: &[String],
+    cwd: &Path,
+    refused: &mut Vec<(String, String)>,
+) -> Result<Vec<Group>, String> {
     let paths: Vec<String> = if paths.is_empty() {
         vec![".".to_owned()]
     } else {
@@ -182,6 +191,13 @@ fn groups(paths: &[String], cwd: &Path) -> Result<Vec<Group>, String> {
             return Err(format!("no such file or folder: {given}"));
         }
         let root = workspace_root(&abs);
+        if wfx_runner::disk::root_escapes_through_link(&cwd_abs, &root) {
+            refused.push((
+                given.clone(),
+                wfx_runner::disk::ROOT_LINK_REFUSED.to_owned(),
+            ));
+            continue;
+        }
         let rel = abs
             .strip_prefix(&root)
             .map(|r| r.to_string_lossy().replace('\\', "/"))
@@ -344,7 +360,8 @@ pub fn run_check(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
-    let mut groups = match groups(&opts.paths, cwd) {
+    let mut refused = Vec::new();
+    let mut groups = match groups(&opts.paths, cwd, &mut refused) {
         Ok(g) => g,
         Err(e) => {
             let _ = writeln!(stderr, "error: {}", inert(&e.to_string()));
@@ -375,7 +392,10 @@ pub fn run_check(
         );
     }
     let report = match run_groups(&groups) {
-        Ok(r) => r,
+        Ok(mut r) => {
+            r.unchecked.extend(refused);
+            r
+        }
         Err(e) => {
             let _ = writeln!(stderr, "error: {}", inert(&e.to_string()));
             return EXIT_USAGE;
@@ -492,17 +512,22 @@ mod tests {
         let g = groups(
             &["tests/c.test.yaml".into(), ".".into()],
             &tmp.join("ws/workflows/a"),
+            &mut Vec::new(),
         )
         .unwrap();
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].prefix, "../../");
         assert_eq!(g[0].paths, ["workflows/a/tests/c.test.yaml", "workflows/a"]);
-        let g = groups(&["ws".into()], &tmp).unwrap();
+        let g = groups(&["ws".into()], &tmp, &mut Vec::new()).unwrap();
         assert_eq!(
             (g[0].prefix.as_str(), g[0].paths.clone()),
             ("ws/", vec![".".to_owned()])
         );
-        assert!(groups(&["nope".into()], &tmp).unwrap_err().contains("nope"));
+        assert!(
+            groups(&["nope".into()], &tmp, &mut Vec::new())
+                .unwrap_err()
+                .contains("nope")
+        );
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 }
