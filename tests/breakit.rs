@@ -274,3 +274,26 @@ fn a_folder_link_leaving_the_workspace_named_on_the_command_line_is_not_read() {
         leaks.join("\n---\n")
     );
 }
+
+/// Promise 1 ("A `workflow.yaml` that cannot be read makes its cases report `WFX309`
+/// rather than pass unchecked") with promise 3's size bound: a `workflow.yaml` over
+/// 8 MiB is refused (`WFX008`, not parsed), yet `check <case>` (what a pre-commit hook
+/// passes for a changed case) reports nothing and exits 0: the case passes unchecked
+/// against a workflow nobody read. A directory, a dangling link or bad UTF-8 in its place
+/// all give `WFX309`.
+#[test]
+fn a_case_of_an_oversized_workflow_does_not_pass_unchecked() {
+    let ws = corpus_copy();
+    let w = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let mut big = std::fs::read_to_string(&w).unwrap();
+    big.push('#');
+    big.push_str(&"x".repeat(9 * 1024 * 1024));
+    big.push('\n');
+    std::fs::write(&w, big).unwrap();
+    let case = format!("{TESTS}/refund-approved.test.yaml");
+    let (code, out, err) = run(ws.path(), &["check", "--format", "json", &case]);
+    assert!(
+        out.contains("WFX309") && code == Some(1),
+        "the case of an unreadable (oversized) workflow.yaml passed: exit {code:?}\n{out}\n{err}"
+    );
+}

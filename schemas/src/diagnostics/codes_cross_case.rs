@@ -84,7 +84,7 @@ code!(
     Error,
     "§C.1, §D.2",
     "the case's workflow folder has no readable `workflow.yaml`",
-    "A case runs against the `workflow.yaml` of the folder above its `tests/`; without it nothing can run, and the case's cross-file checks cannot run either. A `workflow.yaml` that exists but cannot be read (not valid UTF-8, an IO error) counts as missing, so a closed, undecodable workflow file never lets a case pass unchecked.\n\nFails: `workflows/x/tests/a.test.yaml` with no `workflows/x/workflow.yaml`, or with one holding the byte `0xFF`.\nPasses: the same with a readable workflow file present."
+    "A case runs against the `workflow.yaml` of the folder above its `tests/`; without it nothing can run, and the case's cross-file checks cannot run either. A `workflow.yaml` that exists but cannot be read (not valid UTF-8, an IO error, a link leaving the workspace) or does not load (a syntax error, not a mapping, over the size limit) counts as missing, so a case never passes unchecked against a workflow nobody could read.\n\nFails: `workflows/x/tests/a.test.yaml` with no `workflows/x/workflow.yaml`, or with one holding the byte `0xFF`.\nPasses: the same with a readable workflow file present."
 );
 
 code!(

@@ -146,7 +146,21 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
         }
         return out;
     };
-    let Some(wf) = info.model.as_ref().filter(|w| !w.states.is_empty()) else {
+    let Some(model) = info.model.as_ref() else {
+        // Present but not loadable (a syntax error, not a mapping, over the size limit):
+        // `check <case>` must not pass as if the case had been checked against it.
+        out.push(Diagnostic::new(
+            &diagnostics::CASE_WITHOUT_WORKFLOW,
+            file,
+            TextRange::empty(0),
+            format!(
+                "`{}` does not load (see its own diagnostics), so this case has nothing to run against and its cross-file checks did not run",
+                info.path
+            ),
+        ));
+        return out;
+    };
+    let Some(wf) = Some(model).filter(|w| !w.states.is_empty()) else {
         return out;
     };
     let cx = Cx {
