@@ -907,6 +907,8 @@ steps:
     );
 }
 
+/// A workflow that does not load suppresses the case's cross-file rules, and says so once
+/// (WFX309) instead of letting the case pass unchecked.
 #[test]
 fn unusable_workflow_suppresses_cross_file_rules() {
     check_file_diagnostics(
@@ -914,6 +916,7 @@ fn unusable_workflow_suppresses_cross_file_rules() {
 #- workflows/broken/workflow.yaml
 states: [unclosed
 #- workflows/broken/tests/a.test.yaml
+^ error WFX309: `workflows/broken/workflow.yaml` does not load (see its own diagnostics), so this case has nothing to run against and its cross-file checks did not run
 title: t
 description: d
 trigger: { id: nothing_declares_this }
