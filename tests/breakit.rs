@@ -297,3 +297,24 @@ fn a_case_of_an_oversized_workflow_does_not_pass_unchecked() {
         "the case of an unreadable (oversized) workflow.yaml passed: exit {code:?}\n{out}\n{err}"
     );
 }
+
+/// docs/cli.md "Nothing unchecked passes" (a file that was not checked is named on stderr
+/// and in `unchecked`), the guarantee `check` gives a CI job: a case whose file name is
+/// not UTF-8 (`\xff…x.test.yaml`, holding an invalid case) is skipped silently:
+/// "no problems", exit 0, `unchecked: []`. A hostile author can hide cases from CI this
+/// way.
+#[test]
+fn a_case_with_a_non_utf8_name_does_not_pass_unchecked() {
+    use std::os::unix::ffi::OsStrExt;
+    let ws = corpus_copy();
+    let name = std::ffi::OsStr::from_bytes(b"\xffhidden.test.yaml");
+    std::fs::write(ws.path().join(TESTS).join(name), "title: x\n").unwrap();
+    let (code, out, err) = run(ws.path(), &["check", "--format", "json", "."]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let named = v["unchecked"].as_array().is_some_and(|a| !a.is_empty())
+        || v["diagnostics"].as_array().is_some_and(|a| !a.is_empty());
+    assert!(
+        named && code != Some(0),
+        "a non-UTF-8 case was neither checked nor named as unchecked (exit {code:?}):\n{out}\n{err}"
+    );
+}

@@ -293,10 +293,9 @@ impl FileAccess for DiskFiles {
         let rd = std::fs::read_dir(&p).map_err(|e| io_error(&e))?;
         let mut out = Vec::new();
         for entry in rd.flatten() {
-            // Names that are not UTF-8 cannot be workspace paths; skip them.
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
+            // A name that is not UTF-8 is listed as Node lists it (invalid bytes as U+FFFD), so
+            // a case hiding behind one is discovered and reported unreadable, never skipped.
+            let name = entry.file_name().to_string_lossy().into_owned();
             let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
             let is_dir = if is_link {
                 std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
