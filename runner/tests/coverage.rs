@@ -229,8 +229,7 @@ fn coverage_lists_exactly_what_the_example_cases_exercise_and_miss() {
     });
     assert_eq!(code, 0, "{err}");
     let file: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("coverage.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("coverage.json")).unwrap()).unwrap();
     assert_eq!(file["version"], 1);
     let c = &file["workflows"][0];
     assert_eq!(c["workflow"], "order-lookup");
@@ -296,7 +295,11 @@ fn coverage_lists_exactly_what_the_example_cases_exercise_and_miss() {
     let mut seen: BTreeMap<(String, String, String), [u64; 3]> = BTreeMap::new();
     for (state, phase, path, class) in log.lock().unwrap().iter() {
         let e = seen
-            .entry((state.clone(), (*phase).to_owned(), format!("script: {path}")))
+            .entry((
+                state.clone(),
+                (*phase).to_owned(),
+                format!("script: {path}"),
+            ))
             .or_default();
         e[match *class {
             "ok" => 0,
@@ -335,7 +338,11 @@ fn coverage_lists_exactly_what_the_example_cases_exercise_and_miss() {
         .find(|l| l.starts_with("coverage order-lookup"))
         .unwrap();
     assert!(
-        line.contains(&format!("states {}/{}", expected.states.len(), declared.len())),
+        line.contains(&format!(
+            "states {}/{}",
+            expected.states.len(),
+            declared.len()
+        )),
         "{line}"
     );
     let md = std::fs::read_to_string(out.join("coverage.md")).unwrap();
