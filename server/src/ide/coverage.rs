@@ -7,10 +7,12 @@
 //! last run's verdict of the named cases to the lens title.
 
 use wfx_schemas::coverage::static_coverage;
+use wfx_schemas::files::FileAccess;
+use wfx_schemas::graph::{CasePath, START};
 use wfx_schemas::model::case::Case;
-use wfx_schemas::model::workflow::StateType;
+use wfx_schemas::model::workflow::{StateType, Workflow};
 use wfx_schemas::text::TextRange;
-use wfx_schemas::workspace::discover_cases;
+use wfx_schemas::workspace::{WorkflowDir, discover_cases};
 use wfx_schemas::yaml;
 
 use super::Doc;
@@ -41,6 +43,77 @@ pub struct UncoveredDecision {
     pub to: String,
 }
 
+/// The parseable cases of a workflow (at most [`MAX_CASES`]): paths and models.
+fn load_cases(fs: &dyn FileAccess, dir: &WorkflowDir) -> (Vec<String>, Vec<Case>) {
+    let mut paths = Vec::new();
+    let mut cases = Vec::new();
+    for p in discover_cases(fs, dir).into_iter().take(MAX_CASES) {
+        let Ok(text) = fs.read_text(&p) else {
+            continue;
+        };
+        let parsed = yaml::parse(&text);
+        if let Some(root) = parsed.documents.first().filter(|r| r.as_map().is_some()) {
+            cases.push(Case::from_node(root));
+            paths.push(p);
+        }
+    }
+    (paths, cases)
+}
+
+/// The coverage the cases' assertions claim, as a graph path for the renderers (`coverage`
+/// set: states labelled with the number of cases naming them, lit edges the trigger edges
+/// of the triggers cases start with and the decision edges they decide; the rest drawn
+/// red). For the graph webview of `workflow.yaml` when no case of it has run.
+pub fn assertion_coverage_path(fs: &dyn FileAccess, dir: &WorkflowDir, wf: &Workflow) -> CasePath {
+    let (_, cases) = load_cases(fs, dir);
+    let refs: Vec<&Case> = cases.iter().collect();
+    let sc = static_coverage(wf, &refs);
+    let mut p = CasePath {
+        coverage: true,
+        ..Default::default()
+    };
+    for s in &wf.states {
+        let n = sc.cases_naming_state(&s.slug.value);
+        if n > 0 {
+            p.reached.insert(s.slug.value.clone(), n);
+        }
+    }
+    for t in wf.triggers() {
+        if sc
+            .triggers
+            .get(&t.id.value)
+            .is_some_and(|v| v.iter().any(|n| n.via == "trigger"))
+        {
+            p.edges.push((START.to_owned(), t.state.clone()));
+        }
+    }
+    for (from, to) in sc.decisions.keys() {
+        p.edges.push((from.clone(), to.clone()));
+    }
+    p
+}
+
+/// The union of case paths of runs (`coverage` set, each state labelled with the number of
+/// paths reaching it), for the graph webview of `workflow.yaml` once cases have run.
+pub fn union_path<'a>(paths: impl Iterator<Item = &'a CasePath>) -> CasePath {
+    let mut p = CasePath {
+        coverage: true,
+        ..Default::default()
+    };
+    for one in paths {
+        for s in one.reached.keys() {
+            *p.reached.entry(s.clone()).or_default() += 1;
+        }
+        for e in &one.edges {
+            if !p.edges.contains(e) {
+                p.edges.push(e.clone());
+            }
+        }
+    }
+    p.edges.sort();
+    p
+}
+
 /// Lenses and uncovered decision edges of a `workflow.yaml` buffer (empty for any other
 /// document or a workflow that does not load), in document order.
 pub fn coverage_lenses(doc: &Doc<'_>) -> (Vec<CoverageLens>, Vec<UncoveredDecision>) {
@@ -53,18 +126,7 @@ pub fn coverage_lenses(doc: &Doc<'_>) -> (Vec<CoverageLens>, Vec<UncoveredDecisi
     let Some(wf) = an.workflow() else {
         return Default::default();
     };
-    let mut paths = Vec::new();
-    let mut cases = Vec::new();
-    for p in discover_cases(doc.fs, &an.dir).into_iter().take(MAX_CASES) {
-        let Ok(text) = doc.fs.read_text(&p) else {
-            continue;
-        };
-        let parsed = yaml::parse(&text);
-        if let Some(root) = parsed.documents.first().filter(|r| r.as_map().is_some()) {
-            cases.push(Case::from_node(root));
-            paths.push(p);
-        }
-    }
+    let (paths, cases) = load_cases(doc.fs, &an.dir);
     let refs: Vec<&Case> = cases.iter().collect();
     let sc = static_coverage(wf, &refs);
     let names = |v: Option<&Vec<wfx_schemas::coverage::Naming>>| {

@@ -877,11 +877,27 @@ impl Server {
         let dir = workflow_dir(&loc.rel)
             .ok_or_else(|| Error::invalid_params("not a workflow or case file"))?;
         let fs = self.overlay(&loc.root);
-        let path = if matches!(workspace::classify(&loc.rel), FileKind::Case(_)) {
+        let is_case = matches!(workspace::classify(&loc.rel), FileKind::Case(_));
+        let path = if is_case {
             self.run_state().paths.get(uri.as_str()).cloned()
         } else {
             None
         };
+        // workflow.yaml: coverage (issue 17), from the runs of its cases in this session,
+        // else from what the cases' assertions name.
+        let tests_prefix = paths::uri_of(&loc.root, &dir.tests_dir())
+            .map(|u| format!("{}/", u.as_str()))
+            .unwrap_or_default();
+        let run_union = (!is_case).then(|| {
+            let st = self.run_state();
+            let mine: Vec<&wfx_schemas::graph::CasePath> = st
+                .paths
+                .iter()
+                .filter(|(u, _)| !tests_prefix.is_empty() && u.starts_with(&tests_prefix))
+                .map(|(_, p)| p)
+                .collect();
+            (!mine.is_empty()).then(|| ide::coverage::union_path(mine.into_iter()))
+        });
         guard("wfx/graph", || {
             let info = wfx_schemas::check::load_workflow(&fs, &dir)
                 .ok_or_else(|| request_failed(format!("no workflow.yaml for '{}'", dir.slug)))?;
@@ -890,6 +906,15 @@ impl Server {
                 .model
                 .ok_or_else(|| request_failed(format!("{} is not a mapping", info.path)))?;
             let g = wfx_schemas::graph::Graph::from_workflow(&wf);
+            let (coverage, source) = match (&run_union, is_case) {
+                (_, true) => (None, None),
+                (Some(Some(u)), _) => (Some(u.clone()), Some("runs")),
+                _ => (
+                    Some(ide::coverage::assertion_coverage_path(&fs, &dir, &wf)),
+                    Some("assertions"),
+                ),
+            };
+            let lit = path.as_ref().or(coverage.as_ref());
             let mut graph = g.to_reference_json();
             let nodes: Vec<Value> = g
                 .nodes
@@ -915,9 +940,16 @@ impl Server {
             Ok(serde_json::json!({
                 "workflow": dir.slug,
                 "graph": graph,
-                "svg": g.to_svg(path.as_ref()).unwrap_or_default(),
-                "mermaid": g.to_mermaid(path.as_ref()),
+                "svg": g.to_svg(lit).unwrap_or_default(),
+                "mermaid": g.to_mermaid(lit),
                 "path": path.as_ref().map(crate::cli::graph::path_json),
+                "coverage": coverage.as_ref().map(|c| {
+                    let mut v = crate::cli::graph::path_json(c);
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("source".into(), Value::from(source.unwrap_or("")));
+                    }
+                    v
+                }),
             }))
         })?
     }
