@@ -84,7 +84,10 @@ pub fn assertion_coverage_path(fs: &dyn FileAccess, dir: &WorkflowDir, wf: &Work
             .get(&t.id.value)
             .is_some_and(|v| v.iter().any(|n| n.via == "trigger"))
         {
-            p.edges.push((START.to_owned(), t.state.clone()));
+            let e = (START.to_owned(), t.state.clone());
+            if !p.edges.contains(&e) {
+                p.edges.push(e);
+            }
         }
     }
     for (from, to) in sc.decisions.keys() {

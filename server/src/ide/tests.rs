@@ -1588,3 +1588,51 @@ fn coverage_lenses_count_the_cases_naming_each_state_and_decision() {
         (vec![], vec![])
     );
 }
+
+/// The graph webview's coverage paths: from the cases' assertions (trigger edge of the
+/// trigger a case starts with, decision edges decided, states counted by cases) and the
+/// union of run paths (states counted by runs, edges de-duplicated and sorted).
+#[test]
+fn coverage_paths_for_the_graph() {
+    let fx = fixture(&format!("{WF}{CASES}"));
+    let text = &fx.texts["workflows/shop/workflow.yaml"];
+    let wf = wfx_schemas::model::workflow::Workflow::from_node(
+        &wfx_schemas::yaml::parse(text).documents[0],
+    );
+    let dir = wfx_schemas::workspace::WorkflowDir {
+        root: String::new(),
+        slug: "shop".into(),
+    };
+    let p = coverage::assertion_coverage_path(&fx.files, &dir, &wf);
+    assert!(p.coverage);
+    assert_eq!(
+        p.reached
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>(),
+        ["done=1", "intake=2", "review=2"]
+    );
+    assert_eq!(
+        p.edges,
+        [
+            ("__start__".to_owned(), "intake".to_owned()),
+            ("review".to_owned(), "done".to_owned())
+        ]
+    );
+    let mut a = wfx_schemas::graph::CasePath::default();
+    a.reached.insert("intake".into(), 0);
+    a.edges.push(("intake".into(), "review".into()));
+    let mut b = a.clone();
+    b.reached.insert("review".into(), 1);
+    b.edges.push(("__start__".into(), "intake".into()));
+    let u = coverage::union_path([&a, &b].into_iter());
+    assert_eq!(u.reached["intake"], 2);
+    assert_eq!(u.reached["review"], 1);
+    assert_eq!(
+        u.edges,
+        [
+            ("__start__".to_owned(), "intake".to_owned()),
+            ("intake".to_owned(), "review".to_owned())
+        ]
+    );
+}
