@@ -59,6 +59,13 @@ pub struct TestOptions {
     pub bail: bool,
     /// More narration (accepted; the narration is already complete).
     pub verbose: bool,
+    /// Workflow coverage ([`crate::coverage`]): a summary in the narration, and
+    /// `coverage.json` plus `coverage.md` in the output folder (default
+    /// `.wfx-test-results/`); the HTML reporter then adds a coverage graph.
+    pub coverage: bool,
+    /// `--coverage-min states=80,edges=60`: fail (exit 1) when a workflow's coverage is
+    /// below a threshold (see [`crate::coverage::Thresholds::parse`]); implies `coverage`.
+    pub coverage_min: Option<String>,
     /// The JavaScript sandbox; `None` runs with [`crate::sandbox::QuickJsHost`] (pass a factory of
     /// `NoScriptHost` to run without one: hooks and scripts then fail
     /// their step with a "was not executed" error).
@@ -204,6 +211,16 @@ pub fn run_cli_with(
             );
         }
     }
+    let thresholds = match opts
+        .coverage_min
+        .as_deref()
+        .map(crate::coverage::Thresholds::parse)
+    {
+        Some(Ok(t)) => Some(t),
+        Some(Err(m)) => return usage(stderr, &m),
+        None => None,
+    };
+    let want_coverage = opts.coverage || thresholds.is_some();
     let mut plan = match plan(opts, cwd) {
         Ok(p) => p,
         Err(m) => return usage(stderr, &m),
@@ -298,6 +315,26 @@ pub fn run_cli_with(
         }
     }
     let duration = ctx.clock.now_ms().saturating_sub(started);
+    let coverage: Vec<crate::coverage::SuiteCoverage> = if want_coverage {
+        runs.iter()
+            .filter(|r| r.result.skipped.is_none())
+            .filter_map(|r| crate::coverage::for_suite(&fs, r))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for c in &coverage {
+        let _ = write!(stderr, "{}", c.narration());
+    }
+    if let Some(t) = &thresholds {
+        let unmet: Vec<String> = coverage.iter().flat_map(|c| t.unmet(c)).collect();
+        for u in &unmet {
+            let _ = writeln!(stderr, "coverage below --coverage-min: {}", inert(u));
+        }
+        if !unmet.is_empty() {
+            code = code.max(1);
+        }
+    }
     if opts.json {
         let json = match runs.as_slice() {
             [one] => serde_json::to_string_pretty(&one.result),
@@ -315,7 +352,7 @@ pub fn run_cli_with(
         }
         let _ = writeln!(stdout, "{}", total.line());
     }
-    if !opts.reporters.is_empty() || opts.out_dir.is_some() {
+    if !opts.reporters.is_empty() || opts.out_dir.is_some() || want_coverage {
         let given = opts
             .out_dir
             .clone()
@@ -325,9 +362,12 @@ pub fn run_cli_with(
             version: env!("CARGO_PKG_VERSION").to_owned(),
             started_ms: started,
             duration_ms: duration,
+            coverage: want_coverage,
         };
         let written = crate::disk::output_dir(cwd, &given).and_then(|dir| {
-            write_reports(&dir, &opts.reporters, &runs, &fs, &meta).map_err(|e| e.to_string())
+            write_reports(&dir, &opts.reporters, &runs, &fs, &meta)
+                .and_then(|()| write_coverage(&dir, &coverage, want_coverage))
+                .map_err(|e| e.to_string())
         });
         if let Err(e) = written {
             let _ = writeln!(
@@ -390,6 +430,28 @@ fn write_reports(
     .map_err(std::io::Error::other)?;
     row.push('\n');
     crate::disk::append_file(out, "history.jsonl", row.as_bytes())
+}
+
+/// Writes `coverage.json` (`{version, workflows}`, docs/cli.md) and `coverage.md` (one
+/// section per workflow, for a pull-request comment) when coverage was asked for; safe
+/// writes as in [`write_reports`].
+fn write_coverage(
+    out: &Path,
+    coverage: &[crate::coverage::SuiteCoverage],
+    wanted: bool,
+) -> std::io::Result<()> {
+    if !wanted {
+        return Ok(());
+    }
+    let file = crate::coverage::CoverageFile {
+        version: crate::coverage::COVERAGE_VERSION,
+        workflows: coverage,
+    };
+    let mut json = serde_json::to_vec_pretty(&file).map_err(std::io::Error::other)?;
+    json.push(b'\n');
+    crate::disk::replace_file(out, "coverage.json", &json)?;
+    let md: Vec<String> = coverage.iter().map(|c| c.markdown()).collect();
+    crate::disk::replace_file(out, "coverage.md", md.join("\n").as_bytes())
 }
 
 /// The workspace a path lies in, for callers that only have a case path (the server).

@@ -117,6 +117,9 @@ pub struct CaseRun {
     /// The session's audit trail (FORMAT §E.2), each step with the index (into the case's
     /// `steps`) of the action during which it was recorded; empty when the case did not run.
     pub trail: Vec<(usize, TrailStep)>,
+    /// Hook verdicts, parks and tools the simulator saw (for `--coverage`); empty when the
+    /// case did not run.
+    pub observed: crate::coverage::Observed,
 }
 
 /// What one case run needs.
@@ -733,6 +736,7 @@ pub fn run_case<'h>(
         flow,
         duration_ms: env.clock.now_ms().saturating_sub(started),
         trail,
+        observed: crate::coverage::Observed::default(),
     };
     if let Some(msg) = parse_errors(env.fs, path) {
         return finish(unparsed_result(path, msg), String::new(), Vec::new());
@@ -799,6 +803,7 @@ pub fn run_case<'h>(
     ));
     let mut flow = String::new();
     let mut trail = Vec::new();
+    let mut observed = crate::coverage::Observed::default();
     let outcome = drive(
         env,
         path,
@@ -809,6 +814,7 @@ pub fn run_case<'h>(
         &mut result.records,
         &mut flow,
         &mut trail,
+        &mut observed,
     );
     match outcome {
         Ok(()) => result.verdict = reduce_verdict(&result.records),
@@ -830,7 +836,9 @@ pub fn run_case<'h>(
             result.error = Some(message);
         }
     }
-    finish(result, flow, trail)
+    let mut run = finish(result, flow, trail);
+    run.observed = observed;
+    run
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -844,6 +852,7 @@ fn drive<'h>(
     records: &mut Vec<Record>,
     flow: &mut String,
     trail: &mut Vec<(usize, TrailStep)>,
+    observed: &mut crate::coverage::Observed,
 ) -> Result<(), SimError> {
     // Materialize seeds (FORMAT §B.8).
     let tests_dir = env.dir.tests_dir();
@@ -946,6 +955,7 @@ fn drive<'h>(
             }
         }
     }
+    *observed = std::mem::take(&mut sim.session.observed);
     *flow = render_flow(
         &sim.flow,
         sim.session.status,

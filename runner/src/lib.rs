@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod cli;
 pub mod clock;
+pub mod coverage;
 pub mod disk;
 pub mod glob;
 pub mod governance;

@@ -65,6 +65,7 @@ mod tests {
             },
             flow: String::new(),
             duration_ms: 0,
+            observed: Default::default(),
             trail: trail
                 .iter()
                 .map(|(step, to, kind)| {

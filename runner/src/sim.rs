@@ -300,6 +300,8 @@ pub struct Session<'w> {
     dispatch_ordinal: u64,
     /// Tool-result bytes kept so far (see [`MAX_SESSION_TOOL_OUTPUT_BYTES`]).
     output_bytes: usize,
+    /// Coverage observations (hooks, parks, tools) of this session.
+    pub observed: crate::coverage::Observed,
 }
 
 /// A session plus its agent, script host and judge.
@@ -401,6 +403,7 @@ impl<'w> Session<'w> {
             next_call: 0,
             dispatch_ordinal: 0,
             output_bytes: 0,
+            observed: crate::coverage::Observed::default(),
         })
     }
 
@@ -1102,6 +1105,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
         }
         self.session.decision_count += 1;
+        self.session.observed.park(&state, "decision");
         let created_at = self.session.now();
         self.session.pending_decision = Some(PendingDecision {
             state: state.clone(),
@@ -1142,6 +1146,8 @@ impl<'w, 'h> Simulator<'w, 'h> {
             let tools = state
                 .map(|s| governance::offered_tools(wf, s))
                 .unwrap_or_default();
+            let at = self.session.state.clone();
+            self.session.observed.offer(&at, &tools);
             let messages = self.agent_messages();
             let vars = self.session.vars_json();
             let state_slug = self.session.state.clone();
@@ -1232,6 +1238,8 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 Status::Rejected | Status::Completed | Status::Failed
             )
         {
+            let at = self.session.state.clone();
+            self.session.observed.call(&at, tool, true);
             self.push_result(id, tool, format!("Refused (tool.reply-only): `{tool}` was not run; this turn may only reply, because the session is {}.", self.session.status.as_str()), true, true);
             return Ok(());
         }
@@ -1252,6 +1260,8 @@ impl<'w, 'h> Simulator<'w, 'h> {
         if let Err(Block { rule, message }) =
             governance::check_call(wf, state, tool, &input, &self.session.plain_vars())
         {
+            let at = self.session.state.clone();
+            self.session.observed.call(&at, tool, true);
             self.push_result(
                 id,
                 tool,
@@ -1261,6 +1271,8 @@ impl<'w, 'h> Simulator<'w, 'h> {
             );
             return Ok(());
         }
+        let at = self.session.state.clone();
+        self.session.observed.call(&at, tool, false);
         let result = match tool {
             "archmax_advance" => self.advance(&input)?,
             "archmax_wait" => self.wait(&input)?,
@@ -1353,6 +1365,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             HookPhase::After => &st.after,
         };
         for (i, hook) in hooks.iter().enumerate() {
+            let mut skipped = false;
             let verdict = match &hook.kind {
                 HookKind::Script(path) => {
                     self.run_script_hook(state, phase, &path.value, advance)?
@@ -1360,6 +1373,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 HookKind::Rubric(instructions) => {
                     let id = format!("{state}/{}/rubric#{i}", phase.as_str());
                     if self.session.cfg.grades.skip {
+                        skipped = true;
                         self.session.note(
                             "hook",
                             format!(
@@ -1390,6 +1404,14 @@ impl<'w, 'h> Simulator<'w, 'h> {
                     )));
                 }
             };
+            if !skipped {
+                self.session.observed.hook(
+                    state,
+                    phase.as_str(),
+                    i,
+                    crate::coverage::class_of(&verdict),
+                );
+            }
             match verdict {
                 Ok(HookVerdict::Ok) => {}
                 Ok(HookVerdict::Veto(r)) => return Ok(HookOutcome::Veto(r)),
@@ -1668,6 +1690,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             return Ok(Err(msg));
         }
         self.session.park_counts.insert(state.clone(), count + 1);
+        self.session.observed.park(&state, "input");
         let parked_at = self.session.now();
         self.session.pending_input = Some(PendingInput {
             state: state.clone(),

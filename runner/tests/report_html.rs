@@ -34,6 +34,12 @@ fn corpus() -> PathBuf {
 /// Runs `wfx-lsp test order-lookup --skip-grades --reporter html --out <tmp>` in `ws` and
 /// returns the exit code and `report.html`.
 fn report(ws: &Path) -> (i32, String) {
+    let (code, html, _) = report_with(ws, false);
+    (code, html)
+}
+
+/// [`report`], with `--coverage` when `coverage`; also returns `coverage.json` (or "").
+fn report_with(ws: &Path, coverage: bool) -> (i32, String, String) {
     let out = tempfile::tempdir().unwrap();
     let clock = FixedClock::default();
     let opts = TestOptions {
@@ -41,6 +47,7 @@ fn report(ws: &Path) -> (i32, String) {
         skip_grades: true,
         reporters: vec!["html".into()],
         out_dir: Some(out.path().to_path_buf()),
+        coverage,
         ..Default::default()
     };
     let (mut so, mut se) = (Vec::new(), Vec::new());
@@ -60,7 +67,8 @@ fn report(ws: &Path) -> (i32, String) {
             String::from_utf8_lossy(&se)
         )
     });
-    (code, html)
+    let json = std::fs::read_to_string(out.path().join("coverage.json")).unwrap_or_default();
+    (code, html, json)
 }
 
 fn case_ids(ws: &Path) -> Vec<String> {
@@ -302,4 +310,64 @@ fn failing_case_with_markup_in_its_title_is_escaped_and_detailed() {
     assert!(html.contains(
         "&lt;script&gt;x&lt;/script&gt;&lt;/textarea&gt;&quot;]]&gt;--&gt;&lt;style&gt; &amp; &lt;img src=x&gt;"
     ));
+}
+
+/// `--coverage` adds one coverage section per workflow: its ratios, the uncovered names,
+/// and one more graph where each uncovered state (from `coverage.json`) is labelled
+/// `(not covered)` and drawn red while covered ones are blue; the page keeps its CSP (every
+/// style with the nonce) and distinct ids.
+#[test]
+fn coverage_report_marks_covered_and_uncovered_elements_apart() {
+    let ws = corpus();
+    let (plain_code, plain, _) = report_with(&ws, false);
+    assert_eq!(plain_code, 0);
+    assert!(!plain.contains("class=\"coverage\""));
+    let (code, html, json) = report_with(&ws, true);
+    assert_eq!(code, 0);
+    let c: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let states = c["workflows"][0]["states"].as_array().unwrap();
+    let section = html
+        .split("<details class=\"coverage\" id=\"coverage-0\" open>")
+        .nth(1)
+        .and_then(|r| r.split("</details>").next())
+        .expect("a coverage section");
+    assert_eq!(section.matches("<svg").count(), 1, "one coverage graph");
+    let (mut covered, mut uncovered) = (0, 0);
+    for s in states {
+        let name = s["state"].as_str().unwrap();
+        let n = s["cases"].as_array().unwrap().len();
+        if n == 0 {
+            uncovered += 1;
+            assert!(
+                section.contains(&format!("{name} (not covered)"))
+                    || section.contains(&format!("{name} (end) (not covered)"))
+                    || section.contains(&format!("{name} (human) (not covered)")),
+                "{name} not marked uncovered"
+            );
+            assert!(
+                section.contains(&format!("<code>{name}</code>")),
+                "{name} not listed"
+            );
+        } else {
+            covered += 1;
+            assert!(section.contains(&format!(" ×{n}<")), "{name} ×{n}");
+        }
+    }
+    assert!(covered > 0 && uncovered > 0);
+    assert!(section.contains("#c62828"), "uncovered drawn red");
+    assert!(section.contains("#1565c0"), "covered drawn blue");
+    let nonce = html
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap();
+    assert_eq!(
+        html.matches(&format!("<style nonce=\"{nonce}\">")).count(),
+        html.matches("<style").count()
+    );
+    let ids_in_doc = attr_values(&html, "id");
+    let mut dedup = ids_in_doc.clone();
+    dedup.sort_unstable();
+    dedup.dedup();
+    assert_eq!(dedup.len(), ids_in_doc.len(), "duplicate element ids");
 }

@@ -96,6 +96,11 @@ pub struct CasePath {
     pub reached: BTreeMap<String, usize>,
     /// Traversed (source, target) pairs, `__start__` first, in order.
     pub edges: Vec<(String, String)>,
+    /// Suite coverage rather than one case's path (`wfx-lsp test --coverage`): `reached`
+    /// then holds the number of cases that entered each state (labelled `×N`, not a step),
+    /// and the SVG draws what is not lit in red (`#c62828`) so uncovered elements stand
+    /// apart from covered (blue) ones.
+    pub coverage: bool,
 }
 
 impl CasePath {
@@ -231,8 +236,14 @@ impl Graph {
                 label.push_str(&escape_mermaid(t));
                 label.push_str("</small>");
             }
-            if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
-                let _ = write!(label, "<br/>step {step}");
+            if let Some(p) = path
+                && let Some(step) = p.reached.get(&n.id)
+            {
+                if p.coverage {
+                    let _ = write!(label, "<br/>×{step}");
+                } else {
+                    let _ = write!(label, "<br/>step {step}");
+                }
             }
             let shape = match (n.kind, n.terminal) {
                 (NodeKind::Start, _) => format!("{id}([\"start\"])"),
@@ -545,8 +556,15 @@ impl Graph {
                 NodeKind::Agent if n.terminal => format!("{} (end)", n.id),
                 NodeKind::Agent => n.id.clone(),
             };
+            let coverage = path.is_some_and(|p| p.coverage);
             if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
-                let _ = write!(label, " @{step}");
+                if coverage {
+                    let _ = write!(label, " ×{step}");
+                } else {
+                    let _ = write!(label, " @{step}");
+                }
+            } else if coverage && n.kind != NodeKind::Start {
+                label.push_str(" (not covered)");
             }
             let (shape, fill) = match n.kind {
                 NodeKind::Start => ("circle", "white"),
@@ -555,7 +573,11 @@ impl Graph {
                 NodeKind::Agent => ("box", "white"),
             };
             let fill = if lit { "#bcdcff" } else { fill };
-            let color = if lit { "#1565c0" } else { "black" };
+            let color = match (lit, coverage) {
+                (true, _) => "#1565c0",
+                (false, true) => "#c62828",
+                (false, false) => "black",
+            };
             let _ = writeln!(
                 out,
                 "  \"{}\" [label=\"{}\", shape={shape}, style=filled, fillcolor=\"{fill}\", color=\"{color}\"];",
@@ -579,6 +601,8 @@ impl Graph {
             }
             if lit {
                 attrs.push("color=\"#1565c0\"".into());
+            } else if path.is_some_and(|p| p.coverage) {
+                attrs.push("color=\"#c62828\"".into());
             }
             let _ = writeln!(
                 out,

@@ -6,6 +6,7 @@
 //! editor and CI cannot disagree. Rules cite the FORMAT.md section they enforce.
 
 pub mod check;
+pub mod coverage;
 pub mod diagnostics;
 pub mod docs;
 pub mod files;

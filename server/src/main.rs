@@ -65,6 +65,14 @@ enum Command {
         /// More narration on stderr.
         #[arg(long)]
         verbose: bool,
+        /// Workflow coverage: a summary on stderr, `coverage.json` and `coverage.md` under
+        /// `--out` (default `.wfx-test-results/`), a coverage graph in the HTML report.
+        #[arg(long)]
+        coverage: bool,
+        /// Fail when coverage is below thresholds, e.g. `states=80,edges=60` (groups:
+        /// states, edges, decisions, triggers, hooks; percent). Implies `--coverage`.
+        #[arg(long, value_name = "GROUP=PERCENT,...")]
+        coverage_min: Option<String>,
     },
     /// Draw a workflow's graph; with `--case`, light the path a run of that case took.
     Graph {
@@ -195,6 +203,8 @@ fn main() -> ExitCode {
             skip_grades,
             bail,
             verbose,
+            coverage,
+            coverage_min,
         }) => {
             init_logging("warn");
             let opts = wfx_runner::cli::TestOptions {
@@ -206,6 +216,8 @@ fn main() -> ExitCode {
                 skip_grades,
                 bail,
                 verbose,
+                coverage,
+                coverage_min,
                 // `None`: the runner's default host, the QuickJS sandbox.
                 script_host: None,
             };

@@ -11,6 +11,7 @@
 --     EXPECT_HOVER           substring of the hover on a step key; "." = any text  (.)
 --     EXPECT_LENS            lens title on a case file                             (Run case)
 --     EXPECT_WORKFLOW_LENS   lens title on workflow.yaml                           (Run all cases)
+--     EXPECT_COVERAGE_LENS   coverage lens on workflow.yaml's `identify-case:` line (8 corpus cases + broken.test.yaml)  (reached by 9 cases)
 --     EXPECT_HINT            inlay hint label substring on a case file             (/60)
 --     EXPECT_RENAME          comma list of path suffixes the rename edit touches   (workflow.yaml,.test.yaml)
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
@@ -37,6 +38,7 @@ local X = {
   hover = expect('EXPECT_HOVER', '.'),
   lens = expect('EXPECT_LENS', 'Run case'),
   workflow_lens = expect('EXPECT_WORKFLOW_LENS', 'Run all cases'),
+  coverage_lens = expect('EXPECT_COVERAGE_LENS', 'reached by 9 cases'),
   hint = expect('EXPECT_HINT', '/60'),
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   run = expect('EXPECT_RUN', 'on'),
@@ -192,6 +194,19 @@ local function main()
     local titles, err = lens_titles(wf, wclient)
     check('codelens_workflow', any_contains(titles, X.workflow_lens), { titles = titles, err = err })
   else skip('codelens_workflow') end
+  -- 3b. a coverage lens on the state `identify-case` (issue 17): the cases that reach it
+  if wclient and X.coverage_lens then
+    local line = -1
+    for i, text in ipairs(vim.api.nvim_buf_get_lines(wf, 0, -1, false)) do
+      if text:match('^  identify%-case:') then line = i - 1; break end
+    end
+    local lenses, err = lenses_of(wf, wclient)
+    local on_line = {}
+    for _, l in ipairs(lenses) do
+      if l.range.start.line == line and l.command then table.insert(on_line, l.command.title) end
+    end
+    check('codelens_coverage', line >= 0 and any_contains(on_line, X.coverage_lens), { line = line, titles = on_line, err = err })
+  else skip('codelens_coverage') end
 
   -- 4. never attaches to unrelated YAML, inside or outside workflows/
   for _, rel in ipairs({ 'other.yaml', 'workflows/order-lookup/notes.yaml' }) do

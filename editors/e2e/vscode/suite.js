@@ -23,6 +23,7 @@ const X = {
   hover: expect('EXPECT_HOVER', '.'),
   lens: expect('EXPECT_LENS', 'Run case'),
   workflowLens: expect('EXPECT_WORKFLOW_LENS', 'Run all cases'),
+  coverageLens: expect('EXPECT_COVERAGE_LENS', 'reached by 9 cases'),
   hint: expect('EXPECT_HINT', '/60'),
   run: expect('EXPECT_RUN', 'on'),
   graph: expect('EXPECT_GRAPH', 'refund-request'),
@@ -109,6 +110,20 @@ exports.run = async function run() {
       return titles;
     });
   } else skip('codelens_workflow');
+  // issue 17: a coverage lens on the line of the state `identify-case`
+  if (X.coverageLens !== null) {
+    await check('codelens_coverage', async () => {
+      const line = wf.getText().split('\n').findIndex((l) => /^  identify-case:/.test(l));
+      let last = [];
+      const ok = await waitFor(async () => {
+        const lenses = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', wf.uri, 50)) || [];
+        last = lenses.filter((l) => l.range.start.line === line).map((l) => l.command && l.command.title);
+        return line >= 0 && last.some((t) => t && t.includes(X.coverageLens));
+      }, 10000, 300);
+      assert.ok(ok, `line ${line}: ${JSON.stringify(last)}`);
+      return last;
+    });
+  } else skip('codelens_coverage');
 
   const caseDoc = await open('workflows/order-lookup/tests/refund-approved.test.yaml');
   if (X.lens !== null) {
@@ -253,6 +268,21 @@ exports.run = async function run() {
       assert.ok(again, `no new graph after the edit (answered ${graphState.answered})`);
       await vscode.commands.executeCommand('undo');
       await doc.save();
+    });
+    // issue 17: the graph of workflow.yaml shows coverage (the cases' assertions before any run): covered
+    // states labelled ×N, uncovered ones "(not covered)", as in the HTML report
+    await check('graph_coverage', async () => {
+      await vscode.window.showTextDocument(wf);
+      await vscode.commands.executeCommand('wfx.showGraph', wf.uri);
+      const shown = await waitFor(() => {
+        const r = graphState.response;
+        return r && r.coverage && graphState.message && graphState.message.svg && graphState.message.svg.includes('(not covered)') && r.coverage;
+      }, 20000, 100);
+      assert.ok(shown, `no coverage in the workflow graph: ${JSON.stringify(graphState.response && graphState.response.coverage)}`);
+      assert.ok(/ ×\d+/.test(graphState.message.svg), 'covered states are not labelled');
+      await vscode.window.showTextDocument(caseDoc);
+      await vscode.commands.executeCommand('wfx.showGraph');
+      return shown;
     });
   } else skip('graph_webview');
 

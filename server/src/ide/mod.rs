@@ -13,6 +13,7 @@ mod analysis;
 mod authoring;
 mod completion;
 mod context;
+pub mod coverage;
 mod hover;
 mod navigation;
 mod symbols;

@@ -1545,3 +1545,94 @@ fn corpus_decide_completion_hover_and_rename() {
     let labels: Vec<&str> = hints.iter().map(|h| h.label.as_str()).collect();
     assert_eq!(labels, ["34/60", "179/200", "approve"]);
 }
+
+/// Coverage lenses on `workflow.yaml` (issue 17): per state the cases whose assertions or
+/// trigger reach it, per human decision edge the cases that decide it; the edge no case
+/// decides is reported for the opt-in hint. The cursor marks the `workflow.yaml` buffer.
+#[test]
+fn coverage_lenses_count_the_cases_naming_each_state_and_decision() {
+    let fx = fixture(&format!("{WF}{CASES}"));
+    let path = "workflows/shop/workflow.yaml";
+    let text = &fx.texts[path];
+    let own = Own::new(text);
+    let (lenses, uncovered) = coverage::coverage_lenses(&own.doc(&fx.files, path, text));
+    let shown: Vec<String> = lenses
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {:?} {}",
+                &text[l.range.start as usize..l.range.end as usize],
+                l.title,
+                l.cases.join(",")
+            )
+        })
+        .collect();
+    expect![[r#"
+        intake "reached by 2 cases" workflows/shop/tests/one.test.yaml,workflows/shop/tests/two.test.yaml
+        review "reached by 2 cases" workflows/shop/tests/one.test.yaml,workflows/shop/tests/two.test.yaml
+        done "decided by 1 case" workflows/shop/tests/one.test.yaml
+        intake "decided by no case" 
+        done "reached by 1 case" workflows/shop/tests/one.test.yaml"#]]
+    .assert_eq(&shown.join("\n"));
+    assert_eq!(uncovered.len(), 1);
+    assert_eq!(
+        (uncovered[0].from.as_str(), uncovered[0].to.as_str()),
+        ("review", "intake")
+    );
+    // Any other document has none.
+    let case = "workflows/shop/tests/one.test.yaml";
+    let ct = &fx.texts[case];
+    let own = Own::new(ct);
+    assert_eq!(
+        coverage::coverage_lenses(&own.doc(&fx.files, case, ct)),
+        (vec![], vec![])
+    );
+}
+
+/// The graph webview's coverage paths: from the cases' assertions (trigger edge of the
+/// trigger a case starts with, decision edges decided, states counted by cases) and the
+/// union of run paths (states counted by runs, edges de-duplicated and sorted).
+#[test]
+fn coverage_paths_for_the_graph() {
+    let fx = fixture(&format!("{WF}{CASES}"));
+    let text = &fx.texts["workflows/shop/workflow.yaml"];
+    let wf = wfx_schemas::model::workflow::Workflow::from_node(
+        &wfx_schemas::yaml::parse(text).documents[0],
+    );
+    let dir = wfx_schemas::workspace::WorkflowDir {
+        root: String::new(),
+        slug: "shop".into(),
+    };
+    let p = coverage::assertion_coverage_path(&fx.files, &dir, &wf);
+    assert!(p.coverage);
+    assert_eq!(
+        p.reached
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>(),
+        ["done=1", "intake=2", "review=2"]
+    );
+    assert_eq!(
+        p.edges,
+        [
+            ("__start__".to_owned(), "intake".to_owned()),
+            ("review".to_owned(), "done".to_owned())
+        ]
+    );
+    let mut a = wfx_schemas::graph::CasePath::default();
+    a.reached.insert("intake".into(), 0);
+    a.edges.push(("intake".into(), "review".into()));
+    let mut b = a.clone();
+    b.reached.insert("review".into(), 1);
+    b.edges.push(("__start__".into(), "intake".into()));
+    let u = coverage::union_path([&a, &b].into_iter());
+    assert_eq!(u.reached["intake"], 2);
+    assert_eq!(u.reached["review"], 1);
+    assert_eq!(
+        u.edges,
+        [
+            ("__start__".to_owned(), "intake".to_owned()),
+            ("intake".to_owned(), "review".to_owned())
+        ]
+    );
+}

@@ -381,6 +381,14 @@ pub fn document_diagnostics(
     }
     // At most 1,000 per file plus one WFX009, the script problems included.
     core_diag::cap_per_file(&mut core);
+    let coverage_hints = if !link
+        && s.settings.coverage_uncovered_decisions
+        && matches!(workspace::classify(&loc.rel), FileKind::Workflow(_))
+    {
+        coverage_hints(fs, loc, snap, s)
+    } else {
+        Vec::new()
+    };
     // Line indexes of the other files that related sites name.
     let mut indexes: BTreeMap<String, Arc<LineIndex>> = BTreeMap::new();
     indexes.insert(loc.rel.clone(), snap.index.clone());
@@ -411,6 +419,41 @@ pub fn document_diagnostics(
                 s.related_information,
                 &locate,
             )
+        })
+        .chain(coverage_hints)
+        .collect()
+}
+
+/// Hint diagnostics (source `wfx-coverage`, no code: an editor aid, not a rule `check`
+/// applies) for the human decision edges of a `workflow.yaml` buffer that no case's `decide`
+/// names (`wfx.coverage.uncoveredDecisions`, issue 17). A panic yields none.
+fn coverage_hints(
+    fs: &Overlay,
+    loc: &Located,
+    snap: &Snapshot,
+    s: &Session,
+) -> Vec<lsp::Diagnostic> {
+    let doc = ide::Doc {
+        fs,
+        path: &loc.rel,
+        text: &snap.text,
+        parsed: snap.parsed(),
+        workflows: &s.workflows,
+    };
+    let uncovered =
+        std::panic::catch_unwind(AssertUnwindSafe(|| ide::coverage::coverage_lenses(&doc).1))
+            .unwrap_or_default();
+    uncovered
+        .iter()
+        .map(|u| lsp::Diagnostic {
+            range: convert::range(&snap.index, u.range, s.encoding),
+            severity: Some(lsp::DiagnosticSeverity::HINT),
+            source: Some("wfx-coverage".into()),
+            message: format!(
+                "no case decides `{}` → `{}`: add a case with `decide: {{ to: {} }}` at this checkpoint",
+                u.from, u.to, u.to
+            ),
+            ..Default::default()
         })
         .collect()
 }
@@ -527,6 +570,28 @@ impl Server {
         let snap = self.docs.snapshot(uri)?;
         let a = self.run_state().annotations.get(uri.as_str()).cloned()?;
         (*a.text == *snap.text).then_some((snap, a))
+    }
+
+    /// ` · last run ✔` when every case of `cases` (workspace-relative) that has a current
+    /// run annotation passed, ` · last run ✖` when one failed, empty when none has one.
+    fn last_run_mark(&self, root: &std::path::Path, cases: &[String]) -> String {
+        let (mut ran, mut failed) = (0, 0);
+        for c in cases {
+            let Some(uri) = paths::uri_of(root, c) else {
+                continue;
+            };
+            if let Some((_, a)) = self.current_annotation(&uri) {
+                ran += 1;
+                if a.outcome.verdict == "failed" {
+                    failed += 1;
+                }
+            }
+        }
+        match (ran, failed) {
+            (0, _) => String::new(),
+            (_, 0) => " · last run ✔".into(),
+            _ => " · last run ✖".into(),
+        }
     }
 
     /// `wfx-run` diagnostics of the last run of `uri` (failed steps; a died case's error on
@@ -812,11 +877,27 @@ impl Server {
         let dir = workflow_dir(&loc.rel)
             .ok_or_else(|| Error::invalid_params("not a workflow or case file"))?;
         let fs = self.overlay(&loc.root);
-        let path = if matches!(workspace::classify(&loc.rel), FileKind::Case(_)) {
+        let is_case = matches!(workspace::classify(&loc.rel), FileKind::Case(_));
+        let path = if is_case {
             self.run_state().paths.get(uri.as_str()).cloned()
         } else {
             None
         };
+        // workflow.yaml: coverage (issue 17), from the runs of its cases in this session,
+        // else from what the cases' assertions name.
+        let tests_prefix = paths::uri_of(&loc.root, &dir.tests_dir())
+            .map(|u| format!("{}/", u.as_str()))
+            .unwrap_or_default();
+        let run_union = (!is_case).then(|| {
+            let st = self.run_state();
+            let mine: Vec<&wfx_schemas::graph::CasePath> = st
+                .paths
+                .iter()
+                .filter(|(u, _)| !tests_prefix.is_empty() && u.starts_with(&tests_prefix))
+                .map(|(_, p)| p)
+                .collect();
+            (!mine.is_empty()).then(|| ide::coverage::union_path(mine.into_iter()))
+        });
         guard("wfx/graph", || {
             let info = wfx_schemas::check::load_workflow(&fs, &dir)
                 .ok_or_else(|| request_failed(format!("no workflow.yaml for '{}'", dir.slug)))?;
@@ -825,6 +906,15 @@ impl Server {
                 .model
                 .ok_or_else(|| request_failed(format!("{} is not a mapping", info.path)))?;
             let g = wfx_schemas::graph::Graph::from_workflow(&wf);
+            let (coverage, source) = match (&run_union, is_case) {
+                (_, true) => (None, None),
+                (Some(Some(u)), _) => (Some(u.clone()), Some("runs")),
+                _ => (
+                    Some(ide::coverage::assertion_coverage_path(&fs, &dir, &wf)),
+                    Some("assertions"),
+                ),
+            };
+            let lit = path.as_ref().or(coverage.as_ref());
             let mut graph = g.to_reference_json();
             let nodes: Vec<Value> = g
                 .nodes
@@ -850,9 +940,16 @@ impl Server {
             Ok(serde_json::json!({
                 "workflow": dir.slug,
                 "graph": graph,
-                "svg": g.to_svg(path.as_ref()).unwrap_or_default(),
-                "mermaid": g.to_mermaid(path.as_ref()),
+                "svg": g.to_svg(lit).unwrap_or_default(),
+                "mermaid": g.to_mermaid(lit),
                 "path": path.as_ref().map(crate::cli::graph::path_json),
+                "coverage": coverage.as_ref().map(|c| {
+                    let mut v = crate::cli::graph::path_json(c);
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("source".into(), Value::from(source.unwrap_or("")));
+                    }
+                    v
+                }),
             }))
         })?
     }
@@ -1578,6 +1675,21 @@ impl LanguageServer for Server {
             }
             FileKind::Workflow(_) => {
                 out.push(lens("▶ Run all cases".into(), runs::RUN_ALL_CASES, true));
+                let lenses = guard("coverage lens", || {
+                    ide::coverage::coverage_lenses(&ctx.doc()).0
+                })?;
+                for l in lenses {
+                    let mark = self.last_run_mark(&ctx.loc.root, &l.cases);
+                    out.push(lsp::CodeLens {
+                        range: ctx.range(l.range),
+                        command: Some(lsp::Command {
+                            title: format!("{}{mark}", l.title),
+                            command: String::new(),
+                            arguments: None,
+                        }),
+                        data: None,
+                    });
+                }
             }
             _ => {}
         }

@@ -17,6 +17,9 @@ pub struct Settings {
     pub inlay_hints_length_budget: bool,
     /// `wfx.trace.server`: `off`, `messages` or `verbose` (default `off`).
     pub trace_server: String,
+    /// `wfx.coverage.uncoveredDecisions`: a hint diagnostic on `workflow.yaml` for each
+    /// human decision edge no case's `decide` names (default false).
+    pub coverage_uncovered_decisions: bool,
 }
 
 impl Default for Settings {
@@ -26,6 +29,7 @@ impl Default for Settings {
             runner_skip_grades: true,
             inlay_hints_length_budget: true,
             trace_server: "off".into(),
+            coverage_uncovered_decisions: false,
         }
     }
 }
@@ -37,6 +41,7 @@ impl Settings {
         "wfx.runner.skipGrades",
         "wfx.inlayHints.lengthBudget",
         "wfx.trace.server",
+        "wfx.coverage.uncoveredDecisions",
     ];
 
     /// Reads settings from a `wfx` section (`{"runner": {...}, ...}`), or from an object
@@ -80,6 +85,10 @@ impl Settings {
             }
             ("wfx.inlayHints.lengthBudget", Value::Bool(b)) => {
                 self.inlay_hints_length_budget = *b;
+                true
+            }
+            ("wfx.coverage.uncoveredDecisions", Value::Bool(b)) => {
+                self.coverage_uncovered_decisions = *b;
                 true
             }
             ("wfx.trace.server", Value::String(t))
