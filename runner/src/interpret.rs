@@ -19,6 +19,7 @@ use wfx_schemas::{check, jsregex, yaml};
 
 use crate::agent::Agent;
 use crate::clock::Clock;
+use crate::evidence::Evidence;
 use crate::grade::{GradePolicy, Judge, unavailable_reason};
 use crate::matching::{deep_equal, js_number, partial_match, resolve_path};
 use crate::script_host::ScriptHost;
@@ -117,6 +118,9 @@ pub struct CaseRun {
     /// The session's audit trail (FORMAT §E.2), each step with the index (into the case's
     /// `steps`) of the action during which it was recorded; empty when the case did not run.
     pub trail: Vec<(usize, TrailStep)>,
+    /// What happened, in order, each entry with its 1-based step number and state (issue
+    /// 16, [`crate::evidence`]); empty when the case did not run.
+    pub evidence: Evidence,
 }
 
 /// What one case run needs.
@@ -733,6 +737,7 @@ pub fn run_case<'h>(
         flow,
         duration_ms: env.clock.now_ms().saturating_sub(started),
         trail,
+        evidence: Evidence::default(),
     };
     if let Some(msg) = parse_errors(env.fs, path) {
         return finish(unparsed_result(path, msg), String::new(), Vec::new());
@@ -799,6 +804,7 @@ pub fn run_case<'h>(
     ));
     let mut flow = String::new();
     let mut trail = Vec::new();
+    let mut evidence = Evidence::default();
     let outcome = drive(
         env,
         path,
@@ -809,6 +815,7 @@ pub fn run_case<'h>(
         &mut result.records,
         &mut flow,
         &mut trail,
+        &mut evidence,
     );
     match outcome {
         Ok(()) => result.verdict = reduce_verdict(&result.records),
@@ -830,7 +837,9 @@ pub fn run_case<'h>(
             result.error = Some(message);
         }
     }
-    finish(result, flow, trail)
+    let mut run = finish(result, flow, trail);
+    run.evidence = evidence;
+    run
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -844,6 +853,7 @@ fn drive<'h>(
     records: &mut Vec<Record>,
     flow: &mut String,
     trail: &mut Vec<(usize, TrailStep)>,
+    evidence: &mut Evidence,
 ) -> Result<(), SimError> {
     // Materialize seeds (FORMAT §B.8).
     let tests_dir = env.dir.tests_dir();
@@ -892,14 +902,14 @@ fn drive<'h>(
         let Some(key) = step.key_str() else {
             result = Err(SimError(format!(
                 "step {} is not a single-key mapping",
-                step.index
+                step.index + 1
             )));
             break;
         };
         let Some(form) = step.form() else {
             result = Err(SimError(format!(
                 "step {} (`{key}`) does not have an accepted form",
-                step.index
+                step.index + 1
             )));
             break;
         };
@@ -946,8 +956,16 @@ fn drive<'h>(
             }
         }
     }
+    // A session refused at its start entered no state: name the start state anyway, so
+    // the flow never shows a blank state name (issue 16).
+    let entered = if sim.flow.is_empty() {
+        vec![format!("{} (not entered)", sim.session.state)]
+    } else {
+        sim.flow.clone()
+    };
+    *evidence = std::mem::take(&mut sim.session.evidence);
     *flow = render_flow(
-        &sim.flow,
+        &entered,
         sim.session.status,
         sim.session.raised.as_ref().map(|r| r.code.as_str()),
     );

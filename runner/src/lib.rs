@@ -7,6 +7,7 @@ pub mod agent;
 pub mod cli;
 pub mod clock;
 pub mod disk;
+pub mod evidence;
 pub mod glob;
 pub mod governance;
 pub mod grade;

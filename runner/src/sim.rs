@@ -38,6 +38,7 @@ use wfx_schemas::workspace::WorkflowDir;
 
 use crate::agent::{Agent, AgentAction, AgentMessage, RunCause, TurnContext};
 use crate::clock::Clock;
+use crate::evidence::{CallStatus, Event, Evidence};
 use crate::governance::{self, Block};
 use crate::grade::{GradePolicy, Judge, unavailable_reason};
 use crate::matching::{partial_match, resolve_path};
@@ -300,6 +301,10 @@ pub struct Session<'w> {
     dispatch_ordinal: u64,
     /// Tool-result bytes kept so far (see [`MAX_SESSION_TOOL_OUTPUT_BYTES`]).
     output_bytes: usize,
+    /// The evidence of the run so far (issue 16; see [`crate::evidence`]).
+    pub evidence: Evidence,
+    /// The 0-based index of the case step being acted on, for [`Self::evidence`].
+    ev_step: usize,
 }
 
 /// A session plus its agent, script host and judge.
@@ -401,6 +406,8 @@ impl<'w> Session<'w> {
             next_call: 0,
             dispatch_ordinal: 0,
             output_bytes: 0,
+            evidence: Evidence::default(),
+            ev_step: 0,
         })
     }
 
@@ -438,10 +445,29 @@ impl<'w> Session<'w> {
     }
 
     fn note(&mut self, kind: &'static str, text: String) {
+        self.ev(Event::Note {
+            note_kind: kind,
+            text: crate::evidence::cut(&text),
+        });
         self.messages.push(Msg::Note { kind, text });
     }
 
+    /// Records `event` in the evidence at the current step and state.
+    fn ev(&mut self, event: Event) {
+        let state = if self.state.is_empty() {
+            &self.entry_state
+        } else {
+            &self.state
+        };
+        self.evidence.push(self.ev_step, state, event);
+    }
+
     fn push_trail(&mut self, to: &str, kind: &'static str, reason: Option<String>) {
+        self.ev(Event::Trail {
+            to: to.to_owned(),
+            trail_kind: kind,
+            reason: reason.clone(),
+        });
         let ts = self.now();
         self.trail.push(TrailStep {
             to: to.to_owned(),
@@ -802,6 +828,11 @@ impl<'w> Session<'w> {
     }
 
     fn push_sub_trail(&mut self, slug: &str, status: &'static str) {
+        self.ev(Event::Trail {
+            to: self.state.clone(),
+            trail_kind: "sub-workflow",
+            reason: Some(format!("{slug}: {status}")),
+        });
         let ts = self.now();
         let to = self.state.clone();
         self.trail.push(TrailStep {
@@ -884,6 +915,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
         variables: &[(String, Value)],
     ) -> Result<(), SimError> {
         self.step = step;
+        self.session.ev_step = step;
+        self.session.ev(Event::User {
+            text: crate::evidence::cut(message),
+        });
         if self.session.parked() {
             self.session.messages.push(Msg::User(message.to_owned()));
             self.session.mocks_active = true;
@@ -967,6 +1002,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
     /// `decide` (FORMAT §B.2, §E.3). No mocks on the resumed run.
     pub fn decide(&mut self, step: usize, to: &str, comment: Option<&str>) -> Result<(), SimError> {
         self.step = step;
+        self.session.ev_step = step;
         let Some(pending) = self
             .session
             .pending_decision
@@ -997,6 +1033,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .map(str::to_owned);
+        self.session.ev(Event::Resume {
+            channel: "decision",
+            by: to.to_owned(),
+        });
         self.session.push_trail(to, "human", comment.clone());
         let label = match edge.kind.as_ref().map(|k| k.value.as_str()) {
             Some(k) if k != "none" => format!("{k} → '{to}'"),
@@ -1038,6 +1078,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
         variables: &[(String, Value)],
     ) -> Result<(), SimError> {
         self.step = step;
+        self.session.ev_step = step;
         if self.session.status != Status::AwaitingInput {
             return Err(SimError(format!(
                 "cannot `deliver` `{trigger}`: the session is not parked for input (status: {})",
@@ -1072,6 +1113,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             shown.push(format!("{name}={value}"));
         }
         self.session.set_trigger_var(trigger);
+        self.session.ev(Event::Resume {
+            channel: "input",
+            by: trigger.to_owned(),
+        });
         let tail = if shown.is_empty() {
             ".".to_owned()
         } else {
@@ -1130,6 +1175,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
         });
         self.session.status = Status::AwaitingDecision;
         self.session.reply_only = true;
+        self.session.ev(Event::Park {
+            channel: "decision",
+            reason: None,
+        });
     }
 
     /// One model run: calls the agent until it returns no actions (at most 32 calls).
@@ -1163,10 +1212,16 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
             for action in actions {
                 match action {
-                    AgentAction::Say(text) => self
-                        .session
-                        .messages
-                        .push(Msg::Assistant { text, call: None }),
+                    AgentAction::Say(text) => {
+                        if !text.is_empty() {
+                            self.session.ev(Event::Assistant {
+                                text: crate::evidence::cut(&text),
+                            });
+                        }
+                        self.session
+                            .messages
+                            .push(Msg::Assistant { text, call: None });
+                    }
                     AgentAction::Call { tool, input } => self.agent_call(&tool, input)?,
                 }
                 if self.session.raised.is_some() {
@@ -1208,6 +1263,18 @@ impl<'w, 'h> Simulator<'w, 'h> {
 
     fn push_result(&mut self, id: u64, name: &str, content: String, error: bool, blocked: bool) {
         let content = keep_output(&mut self.session.output_bytes, content);
+        let status = if blocked {
+            CallStatus::Rejected
+        } else if error {
+            CallStatus::Failed
+        } else if name == "archmax_advance" && content.starts_with("archmax_advance rejected") {
+            // The reference answers a refused advance as a completed call (FORMAT §E.8);
+            // the evidence names it for what it is.
+            CallStatus::Rejected
+        } else {
+            CallStatus::Completed
+        };
+        self.session.evidence.answer(id, status, &content);
         self.session.messages.push(Msg::Tool {
             call_id: id,
             name: name.to_owned(),
@@ -1222,6 +1289,14 @@ impl<'w, 'h> Simulator<'w, 'h> {
     fn agent_call(&mut self, tool: &str, input: Value) -> Result<(), SimError> {
         self.session.next_call += 1;
         let id = self.session.next_call;
+        self.session.ev(Event::ToolCall {
+            call_id: id,
+            tool: tool.to_owned(),
+            input: input.clone(),
+            status: CallStatus::Pending,
+            output: None,
+            reason: None,
+        });
         self.session.messages.push(Msg::Assistant {
             text: String::new(),
             call: Some((id, tool.to_owned(), input.clone())),
@@ -1261,6 +1336,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             );
             return Ok(());
         }
+        let mut mocked = false;
         let result = match tool {
             "archmax_advance" => self.advance(&input)?,
             "archmax_wait" => self.wait(&input)?,
@@ -1268,13 +1344,17 @@ impl<'w, 'h> Simulator<'w, 'h> {
             "archmax_reset" => self.reset(&input)?,
             "archmax_set_variables" => self.set_variables(&input),
             "archmax_get_variables" => self.get_variables(&input),
-            t if t.starts_with("archmax_workflow_") => self.session.sub_workflow(t, &input),
+            t if t.starts_with("archmax_workflow_") => {
+                mocked = true;
+                self.session.sub_workflow(t, &input)
+            }
             t => {
                 let mock = match self.session.find_mock(t, &input) {
                     Ok(m) => m.map(|m| Ok(Session::mock_text(&m.result))),
                     Err(why) => Some(Err(why)),
                 };
                 if let Some(r) = mock {
+                    mocked = r.is_ok();
                     r
                 } else if t == "archmax_run" {
                     self.run_script(&input)?
@@ -1291,7 +1371,12 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
         };
         match result {
-            Ok(text) => self.push_result(id, tool, text, false, false),
+            Ok(text) => {
+                self.push_result(id, tool, text, false, false);
+                if mocked {
+                    self.session.evidence.mark_mocked(id);
+                }
+            }
             Err(text) => self.push_result(id, tool, text, true, false),
         }
         Ok(())
@@ -1353,6 +1438,12 @@ impl<'w, 'h> Simulator<'w, 'h> {
             HookPhase::After => &st.after,
         };
         for (i, hook) in hooks.iter().enumerate() {
+            let label = match &hook.kind {
+                HookKind::Script(path) => path.value.clone(),
+                HookKind::Rubric(_) => format!("rubric#{i}"),
+                HookKind::Custom(kind, target) => format!("{}: {target}", kind.value),
+            };
+            let mut skipped = false;
             let verdict = match &hook.kind {
                 HookKind::Script(path) => {
                     self.run_script_hook(state, phase, &path.value, advance)?
@@ -1360,6 +1451,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 HookKind::Rubric(instructions) => {
                     let id = format!("{state}/{}/rubric#{i}", phase.as_str());
                     if self.session.cfg.grades.skip {
+                        skipped = true;
                         self.session.note(
                             "hook",
                             format!(
@@ -1390,6 +1482,23 @@ impl<'w, 'h> Simulator<'w, 'h> {
                     )));
                 }
             };
+            let (v, why) = match &verdict {
+                Ok(HookVerdict::Ok) if skipped => ("skipped", None),
+                Ok(HookVerdict::Ok) => ("ok", None),
+                Ok(HookVerdict::Veto(r)) => ("veto", Some(r.clone())),
+                Ok(HookVerdict::Correct(r)) => ("correct", Some(r.clone())),
+                Err(ScriptError::Threw(m)) => ("threw", Some(m.clone())),
+                Err(ScriptError::Failed(m)) | Err(ScriptError::Unavailable(m)) => {
+                    ("failed", Some(m.clone()))
+                }
+            };
+            self.session.ev(Event::Hook {
+                phase: phase.as_str(),
+                of: state.to_owned(),
+                hook: label,
+                verdict: v,
+                reason: why.map(|r| crate::evidence::cut(&r)),
+            });
             match verdict {
                 Ok(HookVerdict::Ok) => {}
                 Ok(HookVerdict::Veto(r)) => return Ok(HookOutcome::Veto(r)),
@@ -1668,6 +1777,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             return Ok(Err(msg));
         }
         self.session.park_counts.insert(state.clone(), count + 1);
+        self.session.ev(Event::Park {
+            channel: "input",
+            reason: Some(reason.clone()),
+        });
         let parked_at = self.session.now();
         self.session.pending_input = Some(PendingInput {
             state: state.clone(),
