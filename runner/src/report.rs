@@ -191,8 +191,13 @@ fn entry_lines(
     if let Some(d) = e.event.detail() {
         let d = inert_lines(d);
         let lines: Vec<&str> = d.lines().collect();
-        // A one-line output is already the summary's reason.
-        if lines.len() <= 1 && !matches!(e.event, crate::evidence::Event::ToolCall { .. }) {
+        // A one-line output already shows as the summary's reason (refusals, failures) or
+        // as the summary itself (messages).
+        let said = match &e.event {
+            crate::evidence::Event::ToolCall { reason, .. } => reason.is_some(),
+            _ => true,
+        };
+        if lines.len() <= 1 && said {
             return Ok(());
         }
         for l in lines.iter().take(max_detail) {
