@@ -439,7 +439,7 @@ fn transcript(o: &mut String, ev: &Evidence) {
 }
 
 /// Wraps the SVG `<text>` label of each state in `anchors` in a link to its evidence block.
-/// A label is the state id, optionally followed by ` (human)`, ` (end)` and ` @<step>`
+/// A label (the text of its first `<tspan>`) is the state id, optionally followed by ` (human)`, ` (end)` and ` @<step>`
 /// ([`Graph::to_svg`]); ids are matched after escaping, so a label can never inject markup.
 fn link_states(svg: &str, anchors: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(svg.len());
@@ -453,7 +453,14 @@ fn link_states(svg: &str, anchors: &[(&str, String)]) -> String {
         else {
             break;
         };
-        let inner = rest.get(open_end..close).unwrap_or_default();
+        let mut inner = rest.get(open_end..close).unwrap_or_default();
+        // layout-rs puts the label in a `<tspan>`.
+        if let Some(t) = inner.find("<tspan") {
+            let body = inner.get(t..).unwrap_or_default();
+            let from = body.find('>').map_or(body.len(), |n| n + 1);
+            let body = body.get(from..).unwrap_or_default();
+            inner = body.get(..body.find("</tspan>").unwrap_or(body.len())).unwrap_or_default();
+        }
         let id = inner
             .split(" (")
             .next()
