@@ -360,6 +360,25 @@ impl Evidence {
             .filter(move |e| up_to.is_none_or(|i| e.step_number <= i + 1) && e.is_refusal())
     }
 
+    /// The JSON of `--json` (`results[].evidence`, docs/cli.md): each [`Entry`] as
+    /// serialized, plus `summary` ([`Event::summary`], raw text) and `refusal`
+    /// ([`Entry::is_refusal`]), so a client can show an entry without knowing every kind.
+    pub fn to_json(&self) -> Value {
+        Value::Array(
+            self.entries
+                .iter()
+                .map(|e| {
+                    let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("summary".into(), Value::String(e.event.summary()));
+                        o.insert("refusal".into(), Value::Bool(e.is_refusal()));
+                    }
+                    v
+                })
+                .collect(),
+        )
+    }
+
     /// The states in the order they first appear, for a per-state view.
     pub fn states(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();

@@ -219,10 +219,7 @@ pub fn result_json(run: &SuiteRun) -> serde_json::Value {
     if let Some(results) = v.get_mut("results").and_then(serde_json::Value::as_array_mut) {
         for (r, case) in results.iter_mut().zip(&run.cases) {
             if let Some(obj) = r.as_object_mut() {
-                obj.insert(
-                    "evidence".into(),
-                    serde_json::to_value(&case.evidence).unwrap_or_default(),
-                );
+                obj.insert("evidence".into(), case.evidence.to_json());
             }
         }
     }
