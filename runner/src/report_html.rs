@@ -3,8 +3,11 @@
 //! version, date, duration, per workflow the spec hash of `workflow.yaml`), each suite's
 //! verdict counts and a table of its cases, the workflow's states, and per case its title,
 //! description, verdict, every step with its outcome (✔ passed, ✖ failed with the detail,
-//! ○ not executed), the error of a case that died, and the workflow graph (SVG from
-//! `Graph::to_svg`) with the case's path lit ([`crate::path::case_path`]).
+//! ○ not executed, numbered from 1), the error of a case that died, the case's transcript
+//! (its evidence, [`crate::evidence`]; open when something was refused), and the workflow
+//! graph (SVG from `Graph::to_svg`) with the case's path lit ([`crate::path::case_path`]).
+//! Selecting a state — its label on the graph or its name in the legend, plain links, no
+//! script — jumps to a block listing what happened in that state (`:target` highlights it).
 //!
 //! Offline and strict: inline CSS only, no script, no external fonts, images or styles; a
 //! `Content-Security-Policy` meta tag forbids everything else ([`csp`]): no script and no

@@ -1625,7 +1625,8 @@ impl LanguageServer for Server {
                         let steps = runs::step_annotations(&snap.text, &a.outcome);
                         runs::verdict_title(&a.outcome, &steps)
                     })?;
-                    out.push(lens(title, "", false));
+                    // The verdict opens the run's transcript (issue 16).
+                    out.push(lens(title, runs::SHOW_TRANSCRIPT, true));
                 }
             }
             FileKind::Workflow(_) => {
