@@ -88,7 +88,9 @@ fn unescape(md: &str) -> String {
             out.push(c);
         }
     }
-    out.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

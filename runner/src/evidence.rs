@@ -267,10 +267,7 @@ pub fn cut(text: &str) -> String {
         end -= 1;
     }
     let head = text.get(..end).unwrap_or_default();
-    format!(
-        "{head}\n{TEXT_CUT_MARKER} {} more bytes]",
-        text.len() - end
-    )
+    format!("{head}\n{TEXT_CUT_MARKER} {} more bytes]", text.len() - end)
 }
 
 /// The evidence of one case, in the order things happened.
@@ -308,16 +305,20 @@ impl Evidence {
 
     /// Sets the result of the pending call `call_id` (the latest entry with that id).
     pub fn answer(&mut self, call_id: u64, new_status: CallStatus, content: &str) {
-        let found = self.entries.iter_mut().rev().find_map(|e| match &mut e.event {
-            Event::ToolCall {
-                call_id: id,
-                status,
-                output,
-                reason,
-                ..
-            } if *id == call_id => Some((status, output, reason)),
-            _ => None,
-        });
+        let found = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find_map(|e| match &mut e.event {
+                Event::ToolCall {
+                    call_id: id,
+                    status,
+                    output,
+                    reason,
+                    ..
+                } if *id == call_id => Some((status, output, reason)),
+                _ => None,
+            });
         if let Some((status, output, reason)) = found {
             *status = new_status;
             *output = Some(cut(content));
@@ -414,7 +415,10 @@ mod tests {
         let e = &ev.entries[0];
         assert_eq!(e.step_number, 3);
         assert!(e.is_refusal());
-        assert_eq!(e.line(), r#"step 3 · in pay · tool erp {"a":1} failed: boom: no funds…"#);
+        assert_eq!(
+            e.line(),
+            r#"step 3 · in pay · tool erp {"a":1} failed: boom: no funds…"#
+        );
         assert_eq!(ev.at_step(2).count(), 1);
         assert_eq!(ev.refusals(Some(1)).count(), 0);
         assert_eq!(ev.refusals(Some(2)).count(), 1);
@@ -433,12 +437,21 @@ mod tests {
         assert!(c.ends_with(&format!("{} more bytes]", MAX_TEXT_BYTES)));
         let mut ev = Evidence::default();
         for i in 0..MAX_ENTRIES + 5 {
-            ev.push(0, "s", Event::User { text: i.to_string() });
+            ev.push(
+                0,
+                "s",
+                Event::User {
+                    text: i.to_string(),
+                },
+            );
         }
         assert_eq!(ev.entries.len(), MAX_ENTRIES + 1);
         assert!(matches!(
             ev.entries[MAX_ENTRIES].event,
-            Event::Note { note_kind: "cut", .. }
+            Event::Note {
+                note_kind: "cut",
+                ..
+            }
         ));
     }
 }

@@ -216,7 +216,10 @@ fn entry_lines(
 /// docs/cli.md.
 pub fn result_json(run: &SuiteRun) -> serde_json::Value {
     let mut v = serde_json::to_value(&run.result).unwrap_or_default();
-    if let Some(results) = v.get_mut("results").and_then(serde_json::Value::as_array_mut) {
+    if let Some(results) = v
+        .get_mut("results")
+        .and_then(serde_json::Value::as_array_mut)
+    {
         for (r, case) in results.iter_mut().zip(&run.cases) {
             if let Some(obj) = r.as_object_mut() {
                 obj.insert("evidence".into(), case.evidence.to_json());

@@ -355,7 +355,10 @@ fn case_section(
             .iter()
             .map(|(s, step)| match anchors.iter().find(|(a, _)| a == s) {
                 Some((_, id)) => {
-                    format!("<a href=\"#{id}\"><code>{}</code></a> at step {step}", esc(s))
+                    format!(
+                        "<a href=\"#{id}\"><code>{}</code></a> at step {step}",
+                        esc(s)
+                    )
                 }
                 None => format!("<code>{}</code> at step {step}", esc(s)),
             })
@@ -365,10 +368,7 @@ fn case_section(
             parts.join(", ")
         )
     };
-    let _ = writeln!(
-        o,
-        "<figcaption>{legend}</figcaption>"
-    );
+    let _ = writeln!(o, "<figcaption>{legend}</figcaption>");
     evidence_by_state(o, &case.evidence, &anchors);
     o.push_str("</figure>\n</div>\n</details>\n");
 }
@@ -380,7 +380,9 @@ fn evidence_by_state(o: &mut String, ev: &Evidence, anchors: &[(&str, String)]) 
     if ev.entries.is_empty() {
         return;
     }
-    o.push_str("<div class=\"evidence\"><span class=\"label\">What happened in each state</span>\n");
+    o.push_str(
+        "<div class=\"evidence\"><span class=\"label\">What happened in each state</span>\n",
+    );
     for (state, id) in anchors {
         let entries: Vec<&Entry> = ev.entries.iter().filter(|e| e.state == *state).collect();
         let refusals = entries.iter().filter(|e| e.is_refusal()).count();
@@ -408,7 +410,11 @@ fn evidence_by_state(o: &mut String, ev: &Evidence, anchors: &[(&str, String)]) 
 fn entry_list(o: &mut String, entries: &[&Entry]) {
     o.push_str("<ol class=\"ev\">");
     for e in entries {
-        let class = if e.is_refusal() { " class=\"refused\"" } else { "" };
+        let class = if e.is_refusal() {
+            " class=\"refused\""
+        } else {
+            ""
+        };
         let _ = write!(
             o,
             "<li{class}><span class=\"dim\">step {} · {}</span> {}",
@@ -452,7 +458,10 @@ fn link_states(svg: &str, anchors: &[(&str, String)]) -> String {
         let Some(open_end) = rest.get(i..).and_then(|t| t.find('>')).map(|n| i + n + 1) else {
             break;
         };
-        let Some(close) = rest.get(open_end..).and_then(|t| t.find("</text>")).map(|n| open_end + n)
+        let Some(close) = rest
+            .get(open_end..)
+            .and_then(|t| t.find("</text>"))
+            .map(|n| open_end + n)
         else {
             break;
         };
@@ -462,7 +471,9 @@ fn link_states(svg: &str, anchors: &[(&str, String)]) -> String {
             let body = inner.get(t..).unwrap_or_default();
             let from = body.find('>').map_or(body.len(), |n| n + 1);
             let body = body.get(from..).unwrap_or_default();
-            inner = body.get(..body.find("</tspan>").unwrap_or(body.len())).unwrap_or_default();
+            inner = body
+                .get(..body.find("</tspan>").unwrap_or(body.len()))
+                .unwrap_or_default();
         }
         let id = inner
             .split(" (")

@@ -147,9 +147,7 @@ fn outcome_from_json(v: &Value, duration_ms: u64) -> CaseOutcome {
                             .and_then(|n| usize::try_from(n).ok())
                             .unwrap_or(0),
                         state: s(e, "state").unwrap_or_default(),
-                        summary: s(e, "summary")
-                            .or_else(|| s(e, "kind"))
-                            .unwrap_or_default(),
+                        summary: s(e, "summary").or_else(|| s(e, "kind")).unwrap_or_default(),
                         detail: s(e, "output")
                             .or_else(|| s(e, "text").filter(|t| t.contains('\n'))),
                         refusal: e.get("refusal").and_then(Value::as_bool).unwrap_or(false),
@@ -270,7 +268,9 @@ pub fn transcript_markdown(case: &str, o: &CaseOutcome) -> String {
         out.push_str(&item);
     }
     if o.evidence.is_empty() {
-        out.push_str("The run recorded nothing (the case did not run, or the runner gives no evidence).\n");
+        out.push_str(
+            "The run recorded nothing (the case did not run, or the runner gives no evidence).\n",
+        );
     }
     out
 }

@@ -1254,8 +1254,8 @@ impl LanguageServer for Server {
         let run = self.current_annotation(&p.text_document.uri);
         guard("hover", || {
             let at = ctx.offset(p.position);
-            let hover =
-                ide::hover(&ctx.doc(), at).map(|h| convert::hover(&h, &ctx.snap.index, ctx.s.encoding));
+            let hover = ide::hover(&ctx.doc(), at)
+                .map(|h| convert::hover(&h, &ctx.snap.index, ctx.s.encoding));
             // On a failed step of the last run: its evidence (issue 16).
             let evidence = run.as_ref().and_then(|(snap, a)| {
                 runs::step_annotations(&snap.text, &a.outcome)
@@ -1266,8 +1266,9 @@ impl LanguageServer for Server {
                             && at <= s.range.end
                     })
                     .and_then(|s| {
-                        runs::step_evidence_markdown(&a.outcome, s.index)
-                            .map(|md| (md, convert::range(&snap.index, s.key_range, ctx.s.encoding)))
+                        runs::step_evidence_markdown(&a.outcome, s.index).map(|md| {
+                            (md, convert::range(&snap.index, s.key_range, ctx.s.encoding))
+                        })
                     })
             });
             match (hover, evidence) {
