@@ -162,7 +162,6 @@ impl Entry {
             }
             Event::Hook { verdict, .. } => !matches!(*verdict, "ok" | "skipped"),
             Event::Note { note_kind, .. } => matches!(*note_kind, "veto" | "error" | "rejected"),
-            Event::Assistant { text } => text.starts_with("archmax_advance rejected"),
             _ => false,
         }
     }

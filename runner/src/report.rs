@@ -152,8 +152,22 @@ pub fn case_evidence(w: &mut dyn Write, run: &CaseRun, verbose: bool) -> io::Res
         }
         return Ok(());
     }
-    if run.result.verdict.status != VerdictStatus::Failed {
+    let explaining = explaining(run);
+    if explaining.is_empty() {
         return Ok(());
+    }
+    writeln!(w, "      why (--verbose for the whole record):")?;
+    for e in explaining.into_iter().take(20) {
+        entry_lines(w, e, 8, 12)?;
+    }
+    Ok(())
+}
+
+/// The evidence entries that explain a failed case (none for a case that did not fail):
+/// the refusals up to its first failed step, or all of them when the case died.
+pub fn explaining(run: &CaseRun) -> Vec<&crate::evidence::Entry> {
+    if run.result.verdict.status != VerdictStatus::Failed {
+        return Vec::new();
     }
     let first_failed = run
         .result
@@ -167,15 +181,7 @@ pub fn case_evidence(w: &mut dyn Write, run: &CaseRun, verbose: bool) -> io::Res
     } else {
         first_failed
     };
-    let explaining: Vec<_> = ev.refusals(up_to).collect();
-    if explaining.is_empty() {
-        return Ok(());
-    }
-    writeln!(w, "      why (--verbose for the whole record):")?;
-    for e in explaining.into_iter().take(20) {
-        entry_lines(w, e, 8, 12)?;
-    }
-    Ok(())
+    run.evidence.refusals(up_to).collect()
 }
 
 /// One evidence entry: its line, then its detail (a tool's output) indented, at most
@@ -365,11 +371,20 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                     } else {
                         "failure"
                     };
+                    let mut body = r.verdict.failures.join("\n");
+                    let why = explaining(case);
+                    if !why.is_empty() {
+                        body.push_str("\nwhy:");
+                        for e in why.iter().take(20) {
+                            body.push_str("\n  ");
+                            body.push_str(&e.line());
+                        }
+                    }
                     writeln!(
                         w,
                         "      <{tag} message=\"{}\">{}</{tag}>",
                         xml_attr(first.lines().next().unwrap_or("")),
-                        xml(&r.verdict.failures.join("\n"))
+                        xml(&body)
                     )?;
                     if !case.flow.is_empty() {
                         writeln!(w, "      <system-out>{}</system-out>", xml(&case.flow))?;

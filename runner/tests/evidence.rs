@@ -267,3 +267,27 @@ fn the_html_report_shows_each_reason_by_state_and_in_the_transcript() {
     assert!(html.contains("<ol class=\"steps\" start=\"1\">"));
     assert!(html.contains("numbered from 1"));
 }
+
+#[test]
+fn the_junit_failure_says_why() {
+    let out = tempfile::tempdir().unwrap();
+    let (_, _, err) = run(&TestOptions {
+        reporters: vec!["junit".into()],
+        out_dir: Some(out.path().to_path_buf()),
+        ..pay(None)
+    });
+    let xml = std::fs::read_to_string(out.path().join("junit.xml"))
+        .unwrap_or_else(|e| panic!("{e}\n{err}"));
+    for (id, reason, _, _) in CASES {
+        let start = xml
+            .find(&format!("name=\"{id} · "))
+            .unwrap_or_else(|| panic!("no testcase {id}"));
+        let end = xml[start..].find("</testcase>").unwrap() + start;
+        let case = &xml[start..end];
+        assert!(case.contains("\nwhy:\n  step 1 · in "), "{id}: {case}");
+        assert!(
+            case.contains(&wfx_runner::report::xml(reason)),
+            "{id}: `{reason}` not in {case}"
+        );
+    }
+}
