@@ -269,6 +269,17 @@ pub fn cut(text: &str) -> String {
     format!("{head}\n{TEXT_CUT_MARKER} {} more bytes]", text.len() - end)
 }
 
+/// `input` as kept in a `tool-call` entry: as is when its JSON text fits in
+/// [`MAX_TEXT_BYTES`], else that text cut by [`cut`] (a string).
+pub fn cut_value(input: &Value) -> Value {
+    let text = input.to_string();
+    if text.len() <= MAX_TEXT_BYTES {
+        input.clone()
+    } else {
+        Value::String(cut(&text))
+    }
+}
+
 /// The evidence of one case, in the order things happened.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(transparent)]
@@ -434,6 +445,10 @@ mod tests {
         let c = cut(&long);
         assert!(c.len() < MAX_TEXT_BYTES + 64);
         assert!(c.ends_with(&format!("{} more bytes]", MAX_TEXT_BYTES)));
+        let big = serde_json::json!({ "a": "x".repeat(MAX_TEXT_BYTES) });
+        assert!(cut_value(&big).as_str().unwrap().contains(TEXT_CUT_MARKER));
+        let small = serde_json::json!({ "a": 1 });
+        assert_eq!(cut_value(&small), small);
         let mut ev = Evidence::default();
         for i in 0..MAX_ENTRIES + 5 {
             ev.push(

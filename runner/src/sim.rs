@@ -466,7 +466,7 @@ impl<'w> Session<'w> {
         self.ev(Event::Trail {
             to: to.to_owned(),
             trail_kind: kind,
-            reason: reason.clone(),
+            reason: reason.as_deref().map(crate::evidence::cut),
         });
         let ts = self.now();
         self.trail.push(TrailStep {
@@ -1292,7 +1292,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
         self.session.ev(Event::ToolCall {
             call_id: id,
             tool: tool.to_owned(),
-            input: input.clone(),
+            input: crate::evidence::cut_value(&input),
             status: CallStatus::Pending,
             output: None,
             reason: None,
