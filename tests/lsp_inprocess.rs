@@ -425,7 +425,12 @@ async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
     // The run commands are announced (FORMAT-independent: docs/lsp-extensions.md).
     assert_eq!(
         init["capabilities"]["executeCommandProvider"]["commands"],
-        json!(["wfx.runCase", "wfx.runAllCases", "wfx.cancelRun"]),
+        json!([
+            "wfx.runCase",
+            "wfx.runAllCases",
+            "wfx.cancelRun",
+            "wfx.showTranscript"
+        ]),
         "{init}"
     );
     c.notify("initialized", json!({})).await;

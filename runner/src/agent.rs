@@ -264,7 +264,7 @@ impl Agent for ScriptedAgent {
                 self.path,
                 ctx.run + 1,
                 ctx.cause.describe(),
-                ctx.case_step,
+                ctx.case_step + 1,
                 ctx.state,
                 turns.len(),
                 ordinal(ctx.run + 1)
@@ -319,7 +319,7 @@ mod tests {
         let err = a.respond(&ctx(2, 0, &cause, &vars)).unwrap_err();
         assert!(
             err.0
-                .contains("has no turn 3 (the run started by `send`, step 2 in state `s`)"),
+                .contains("has no turn 3 (the run started by `send`, step 3 in state `s`)"),
             "{err}"
         );
         assert!(err.0.contains("add a 3rd entry under `turns:`"), "{err}");

@@ -57,7 +57,9 @@ pub struct TestOptions {
     pub skip_grades: bool,
     /// Stop after the first failing case.
     pub bail: bool,
-    /// More narration (accepted; the narration is already complete).
+    /// Print each case's whole evidence record in the narration (see
+    /// [`report::case_evidence`]); without it, a failed case prints the entries that
+    /// explain it.
     pub verbose: bool,
     /// Workflow coverage ([`crate::coverage`]): a summary in the narration, and
     /// `coverage.json` plus `coverage.md` in the output folder (default
@@ -285,6 +287,7 @@ pub fn run_cli_with(
         let _ = report::header(stderr, &dir.slug, count);
         let mut narrate = |run: &crate::interpret::CaseRun| {
             let _ = report::case(stderr, run);
+            let _ = report::case_evidence(stderr, run, opts.verbose);
         };
         let run = match run_workflow(&ro, dir, &mut narrate) {
             Ok(r) => r,
@@ -337,10 +340,10 @@ pub fn run_cli_with(
     }
     if opts.json {
         let json = match runs.as_slice() {
-            [one] => serde_json::to_string_pretty(&one.result),
-            many => {
-                serde_json::to_string_pretty(&many.iter().map(|r| &r.result).collect::<Vec<_>>())
-            }
+            [one] => serde_json::to_string_pretty(&report::result_json(one)),
+            many => serde_json::to_string_pretty(
+                &many.iter().map(report::result_json).collect::<Vec<_>>(),
+            ),
         };
         let _ = writeln!(stdout, "{}", json.unwrap_or_default());
     } else if runs.len() == 1 && runs.iter().all(|r| r.result.skipped.is_some()) {
@@ -414,7 +417,7 @@ fn write_reports(
                 "report.html"
             }
             _ => {
-                let v: Vec<_> = runs.iter().map(|r| &r.result).collect();
+                let v: Vec<_> = runs.iter().map(report::result_json).collect();
                 buf = serde_json::to_vec_pretty(&v).map_err(std::io::Error::other)?;
                 buf.push(b'\n');
                 "results.json"

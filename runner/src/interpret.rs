@@ -19,6 +19,7 @@ use wfx_schemas::{check, jsregex, yaml};
 
 use crate::agent::Agent;
 use crate::clock::Clock;
+use crate::evidence::Evidence;
 use crate::grade::{GradePolicy, Judge, unavailable_reason};
 use crate::matching::{deep_equal, js_number, partial_match, resolve_path};
 use crate::script_host::ScriptHost;
@@ -120,6 +121,9 @@ pub struct CaseRun {
     /// Hook verdicts, parks and tools the simulator saw (for `--coverage`); empty when the
     /// case did not run.
     pub observed: crate::coverage::Observed,
+    /// What happened, in order, each entry with its 1-based step number and state (issue
+    /// 16, [`crate::evidence`]); empty when the case did not run.
+    pub evidence: Evidence,
 }
 
 /// What one case run needs.
@@ -737,6 +741,7 @@ pub fn run_case<'h>(
         duration_ms: env.clock.now_ms().saturating_sub(started),
         trail,
         observed: crate::coverage::Observed::default(),
+        evidence: Evidence::default(),
     };
     if let Some(msg) = parse_errors(env.fs, path) {
         return finish(unparsed_result(path, msg), String::new(), Vec::new());
@@ -804,6 +809,7 @@ pub fn run_case<'h>(
     let mut flow = String::new();
     let mut trail = Vec::new();
     let mut observed = crate::coverage::Observed::default();
+    let mut evidence = Evidence::default();
     let outcome = drive(
         env,
         path,
@@ -815,6 +821,7 @@ pub fn run_case<'h>(
         &mut flow,
         &mut trail,
         &mut observed,
+        &mut evidence,
     );
     match outcome {
         Ok(()) => result.verdict = reduce_verdict(&result.records),
@@ -838,6 +845,7 @@ pub fn run_case<'h>(
     }
     let mut run = finish(result, flow, trail);
     run.observed = observed;
+    run.evidence = evidence;
     run
 }
 
@@ -853,6 +861,7 @@ fn drive<'h>(
     flow: &mut String,
     trail: &mut Vec<(usize, TrailStep)>,
     observed: &mut crate::coverage::Observed,
+    evidence: &mut Evidence,
 ) -> Result<(), SimError> {
     // Materialize seeds (FORMAT §B.8).
     let tests_dir = env.dir.tests_dir();
@@ -901,14 +910,14 @@ fn drive<'h>(
         let Some(key) = step.key_str() else {
             result = Err(SimError(format!(
                 "step {} is not a single-key mapping",
-                step.index
+                step.index + 1
             )));
             break;
         };
         let Some(form) = step.form() else {
             result = Err(SimError(format!(
                 "step {} (`{key}`) does not have an accepted form",
-                step.index
+                step.index + 1
             )));
             break;
         };
@@ -956,8 +965,16 @@ fn drive<'h>(
         }
     }
     *observed = std::mem::take(&mut sim.session.observed);
+    // A session refused at its start entered no state: name the start state anyway, so
+    // the flow never shows a blank state name (issue 16).
+    let entered = if sim.flow.is_empty() {
+        vec![format!("{} (not entered)", sim.session.state)]
+    } else {
+        sim.flow.clone()
+    };
+    *evidence = std::mem::take(&mut sim.session.evidence);
     *flow = render_flow(
-        &sim.flow,
+        &entered,
         sim.session.status,
         sim.session.raised.as_ref().map(|r| r.code.as_str()),
     );

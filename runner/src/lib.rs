@@ -8,6 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod coverage;
 pub mod disk;
+pub mod evidence;
 pub mod glob;
 pub mod governance;
 pub mod grade;

@@ -20,8 +20,9 @@ use wfx_schemas::graph::{CasePath, START};
 
 use crate::interpret::CaseRun;
 
-/// The path of one case run: `reached` maps each state to the index (into the case's
-/// `steps`) of the action during which it was first reached; `edges` lists the traversed
+/// The path of one case run: `reached` maps each state to the **1-based** number of the
+/// case step (the action) during which it was first reached (issue 16: one step numbering
+/// for people, `@3` on the graph is "step 3"); `edges` lists the traversed
 /// `(source, target)` pairs in order, `("__start__", entry)` first. Empty for a case that
 /// did not run (skipped, unparsed, refused before its first trail step).
 pub fn case_path(run: &CaseRun) -> CasePath {
@@ -35,7 +36,7 @@ pub fn case_path(run: &CaseRun) -> CasePath {
             (_, Some(c)) => c.clone(),
         };
         path.edges.push((source, t.to.clone()));
-        path.reached.entry(t.to.clone()).or_insert(*step);
+        path.reached.entry(t.to.clone()).or_insert(*step + 1);
         current = Some(t.to.clone());
     }
     path
@@ -66,6 +67,7 @@ mod tests {
             flow: String::new(),
             duration_ms: 0,
             observed: Default::default(),
+            evidence: Default::default(),
             trail: trail
                 .iter()
                 .map(|(step, to, kind)| {
@@ -114,7 +116,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.as_str(), *v))
                 .collect::<Vec<_>>(),
-            [("done", 3), ("review", 0), ("triage", 0)]
+            [("done", 4), ("review", 1), ("triage", 1)]
         );
     }
 
@@ -137,8 +139,8 @@ mod tests {
                 ("a", "b")
             ]
         );
-        assert_eq!(p.reached.get("a"), Some(&0));
-        assert_eq!(p.reached.get("err"), Some(&0));
+        assert_eq!(p.reached.get("a"), Some(&1));
+        assert_eq!(p.reached.get("err"), Some(&1));
     }
 
     #[test]

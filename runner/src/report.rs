@@ -134,6 +134,107 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
     Ok(())
 }
 
+/// The evidence of one case in the narration (issue 16), after [`case`]: with `verbose`,
+/// every entry of the record, each as `step N · in <state> · <what happened>` (1-based step
+/// numbers) with a tool call's output indented under it; otherwise, for a failed case only,
+/// the entries that explain the failure ([`crate::evidence::Entry::is_refusal`]: vetoes,
+/// refusals, failed tool calls with their output, rejection notes) up to the failing step.
+/// Inert output: every line goes through `inert`.
+pub fn case_evidence(w: &mut dyn Write, run: &CaseRun, verbose: bool) -> io::Result<()> {
+    let ev = &run.evidence;
+    if ev.entries.is_empty() {
+        return Ok(());
+    }
+    if verbose {
+        writeln!(w, "      evidence ({} entries):", ev.entries.len())?;
+        for e in &ev.entries {
+            entry_lines(w, e, 8, usize::MAX)?;
+        }
+        return Ok(());
+    }
+    let explaining = explaining(run);
+    if explaining.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "      why (--verbose for the whole record):")?;
+    for e in explaining.into_iter().take(20) {
+        entry_lines(w, e, 8, 12)?;
+    }
+    Ok(())
+}
+
+/// The evidence entries that explain a failed case (none for a case that did not fail):
+/// the refusals up to its first failed step, or all of them when the case died.
+pub fn explaining(run: &CaseRun) -> Vec<&crate::evidence::Entry> {
+    if run.result.verdict.status != VerdictStatus::Failed {
+        return Vec::new();
+    }
+    let first_failed = run
+        .result
+        .records
+        .iter()
+        .filter(|r| r.status == RecordStatus::Failed)
+        .map(|r| r.step)
+        .min();
+    let up_to = if run.result.error.is_some() {
+        None
+    } else {
+        first_failed
+    };
+    run.evidence.refusals(up_to).collect()
+}
+
+/// One evidence entry: its line, then its detail (a tool's output) indented, at most
+/// `max_detail` lines (then `… N more lines`).
+fn entry_lines(
+    w: &mut dyn Write,
+    e: &crate::evidence::Entry,
+    indent: usize,
+    max_detail: usize,
+) -> io::Result<()> {
+    let pad = " ".repeat(indent);
+    writeln!(w, "{pad}{}", inert(&e.line()))?;
+    if let Some(d) = e.event.detail() {
+        let d = inert_lines(d);
+        let lines: Vec<&str> = d.lines().collect();
+        // A one-line output already shows as the summary's reason (refusals, failures) or
+        // as the summary itself (messages).
+        let said = match &e.event {
+            crate::evidence::Event::ToolCall { reason, .. } => reason.is_some(),
+            _ => true,
+        };
+        if lines.len() <= 1 && said {
+            return Ok(());
+        }
+        for l in lines.iter().take(max_detail) {
+            writeln!(w, "{pad}  │ {l}")?;
+        }
+        if lines.len() > max_detail {
+            writeln!(w, "{pad}  │ … {} more lines", lines.len() - max_detail)?;
+        }
+    }
+    Ok(())
+}
+
+/// The `--json` value of one suite: the reference's `RunTestsResult` (FORMAT §C.3) with one
+/// key added to each case result after the reference's keys: `evidence`, the case's
+/// evidence ([`crate::evidence`]; `[]` when the case did not run). Documented in
+/// docs/cli.md.
+pub fn result_json(run: &SuiteRun) -> serde_json::Value {
+    let mut v = serde_json::to_value(&run.result).unwrap_or_default();
+    if let Some(results) = v
+        .get_mut("results")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for (r, case) in results.iter_mut().zip(&run.cases) {
+            if let Some(obj) = r.as_object_mut() {
+                obj.insert("evidence".into(), case.evidence.to_json());
+            }
+        }
+    }
+    v
+}
+
 /// The closing summary on stderr.
 pub fn summary(w: &mut dyn Write, run: &SuiteRun) -> io::Result<()> {
     let c = Counts::of(run);
@@ -270,11 +371,20 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                     } else {
                         "failure"
                     };
+                    let mut body = r.verdict.failures.join("\n");
+                    let why = explaining(case);
+                    if !why.is_empty() {
+                        body.push_str("\nwhy:");
+                        for e in why.iter().take(20) {
+                            body.push_str("\n  ");
+                            body.push_str(&e.line());
+                        }
+                    }
                     writeln!(
                         w,
                         "      <{tag} message=\"{}\">{}</{tag}>",
                         xml_attr(first.lines().next().unwrap_or("")),
-                        xml(&r.verdict.failures.join("\n"))
+                        xml(&body)
                     )?;
                     if !case.flow.is_empty() {
                         writeln!(w, "      <system-out>{}</system-out>", xml(&case.flow))?;

@@ -3,8 +3,11 @@
 //! version, date, duration, per workflow the spec hash of `workflow.yaml`), each suite's
 //! verdict counts and a table of its cases, the workflow's states, and per case its title,
 //! description, verdict, every step with its outcome (✔ passed, ✖ failed with the detail,
-//! ○ not executed), the error of a case that died, and the workflow graph (SVG from
-//! `Graph::to_svg`) with the case's path lit ([`crate::path::case_path`]).
+//! ○ not executed, numbered from 1), the error of a case that died, the case's transcript
+//! (its evidence, [`crate::evidence`]; open when something was refused), and the workflow
+//! graph (SVG from `Graph::to_svg`) with the case's path lit ([`crate::path::case_path`]).
+//! Selecting a state — its label on the graph or its name in the legend, plain links, no
+//! script — jumps to a block listing what happened in that state (`:target` highlights it).
 //!
 //! Offline and strict: inline CSS only, no script, no external fonts, images or styles; a
 //! `Content-Security-Policy` meta tag forbids everything else ([`csp`]): no script and no
@@ -34,6 +37,7 @@ use wfx_schemas::model::workflow::Workflow;
 use wfx_schemas::yaml;
 
 use crate::coverage::SuiteCoverage;
+use crate::evidence::{Entry, Evidence};
 use crate::interpret::{CaseRun, Record, RecordStatus, VerdictStatus};
 use crate::path::case_path;
 use crate::report::Counts;
@@ -370,6 +374,7 @@ fn case_section(
         );
     }
     steps(o, case, fs);
+    transcript(o, &case.evidence);
     let other: Vec<&String> = r
         .verdict
         .failures
@@ -385,8 +390,17 @@ fn case_section(
     }
     o.push_str("</div>\n<figure class=\"graph\">\n");
     let path = case_path(case);
+    let states = case.evidence.states();
+    let anchors: Vec<(&str, String)> = states
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (*s, format!("{}-s{k}", case_anchor(si, ci))))
+        .collect();
     match graph.map(|g| g.to_svg(Some(&path))) {
-        Some(Ok(svg)) => o.push_str(&embed_svg(&svg, &format!("g{si}-{ci}-"), &r.id)),
+        Some(Ok(svg)) => o.push_str(&link_states(
+            &embed_svg(&svg, &format!("g{si}-{ci}-"), &r.id),
+            &anchors,
+        )),
         Some(Err(e)) => {
             let _ = write!(o, "<p class=\"note\">{}</p>", esc(&e));
         }
@@ -399,17 +413,147 @@ fn case_section(
         reached.sort_by_key(|(s, step)| (**step, path_order(&path, s)));
         let parts: Vec<String> = reached
             .iter()
-            .map(|(s, step)| format!("<code>{}</code> at step {step}", esc(s)))
+            .map(|(s, step)| match anchors.iter().find(|(a, _)| a == s) {
+                Some((_, id)) => {
+                    format!(
+                        "<a href=\"#{id}\"><code>{}</code></a> at step {step}",
+                        esc(s)
+                    )
+                }
+                None => format!("<code>{}</code> at step {step}", esc(s)),
+            })
             .collect();
         format!(
-            "Blue: the path this case took; <code>@N</code> is the step (numbered from 0) during which a state was first reached. Reached: {}.",
+            "Blue: the path this case took; <code>@N</code> is the step (numbered from 1) during which a state was first reached; select a state to see what happened there. Reached: {}.",
             parts.join(", ")
         )
     };
-    let _ = writeln!(
-        o,
-        "<figcaption>{legend}</figcaption>\n</figure>\n</div>\n</details>"
+    let _ = writeln!(o, "<figcaption>{legend}</figcaption>");
+    evidence_by_state(o, &case.evidence, &anchors);
+    o.push_str("</figure>\n</div>\n</details>\n");
+}
+
+/// Per state of the run, what happened there (issue 16): one `<details>` block per state
+/// with an id the graph's state labels and the legend link to (`:target` highlights it,
+/// no script), each entry with its step number. Everything escaped with [`esc`].
+fn evidence_by_state(o: &mut String, ev: &Evidence, anchors: &[(&str, String)]) {
+    if ev.entries.is_empty() {
+        return;
+    }
+    o.push_str(
+        "<div class=\"evidence\"><span class=\"label\">What happened in each state</span>\n",
     );
+    for (state, id) in anchors {
+        let entries: Vec<&Entry> = ev.entries.iter().filter(|e| e.state == *state).collect();
+        let refusals = entries.iter().filter(|e| e.is_refusal()).count();
+        let _ = write!(
+            o,
+            "<details class=\"state-ev\" id=\"{id}\"{}><summary><code>{}</code> · {} entr{}{}</summary>",
+            if refusals > 0 { " open" } else { "" },
+            esc(state),
+            entries.len(),
+            if entries.len() == 1 { "y" } else { "ies" },
+            if refusals > 0 {
+                format!(" · <span class=\"refused\">{refusals} refused or failed</span>")
+            } else {
+                String::new()
+            }
+        );
+        entry_list(o, &entries);
+        o.push_str("</details>\n");
+    }
+    o.push_str("</div>\n");
+}
+
+/// An `<ol>` of evidence entries: step number, state, summary, and the full output or
+/// message when there is more than the summary.
+fn entry_list(o: &mut String, entries: &[&Entry]) {
+    o.push_str("<ol class=\"ev\">");
+    for e in entries {
+        let class = if e.is_refusal() {
+            " class=\"refused\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<li{class}><span class=\"dim\">step {} · {}</span> {}",
+            e.step_number,
+            esc(&e.state),
+            esc(&e.event.summary())
+        );
+        if let Some(d) = e.event.detail() {
+            let _ = write!(o, "<pre>{}</pre>", esc(d));
+        }
+        o.push_str("</li>");
+    }
+    o.push_str("</ol>\n");
+}
+
+/// The case's full transcript (every evidence entry, in order) as a collapsed block.
+fn transcript(o: &mut String, ev: &Evidence) {
+    if ev.entries.is_empty() {
+        return;
+    }
+    let refused = ev.entries.iter().any(Entry::is_refusal);
+    let _ = write!(
+        o,
+        "<details class=\"transcript\"{}><summary>Transcript · {} entries</summary>",
+        if refused { " open" } else { "" },
+        ev.entries.len()
+    );
+    let all: Vec<&Entry> = ev.entries.iter().collect();
+    entry_list(o, &all);
+    o.push_str("</details>\n");
+}
+
+/// Wraps the SVG `<text>` label of each state in `anchors` in a link to its evidence block.
+/// A label (the text of its first `<tspan>`) is the state id, optionally followed by ` (human)`, ` (end)` and ` @<step>`
+/// ([`Graph::to_svg`]); ids are matched after escaping, so a label can never inject markup.
+fn link_states(svg: &str, anchors: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    // Bounded: each pass consumes at least one `<text` element of the input.
+    while let Some(i) = rest.find("<text") {
+        let Some(open_end) = rest.get(i..).and_then(|t| t.find('>')).map(|n| i + n + 1) else {
+            break;
+        };
+        let Some(close) = rest
+            .get(open_end..)
+            .and_then(|t| t.find("</text>"))
+            .map(|n| open_end + n)
+        else {
+            break;
+        };
+        let mut inner = rest.get(open_end..close).unwrap_or_default();
+        // layout-rs puts the label in a `<tspan>`.
+        if let Some(t) = inner.find("<tspan") {
+            let body = inner.get(t..).unwrap_or_default();
+            let from = body.find('>').map_or(body.len(), |n| n + 1);
+            let body = body.get(from..).unwrap_or_default();
+            inner = body
+                .get(..body.find("</tspan>").unwrap_or(body.len()))
+                .unwrap_or_default();
+        }
+        let id = inner
+            .split(" (")
+            .next()
+            .unwrap_or_default()
+            .split(" @")
+            .next()
+            .unwrap_or_default();
+        out.push_str(rest.get(..i).unwrap_or_default());
+        let element = rest.get(i..close + "</text>".len()).unwrap_or_default();
+        match anchors.iter().find(|(s, _)| esc(s) == id) {
+            Some((_, target)) => {
+                let _ = write!(out, "<a href=\"#{target}\">{element}</a>");
+            }
+            None => out.push_str(element),
+        }
+        rest = rest.get(close + "</text>".len()..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Position of a state's first arrival along the path's edges (for a stable legend order).
@@ -468,7 +612,7 @@ fn steps(o: &mut String, case: &CaseRun, fs: &dyn FileAccess) {
             .map(|s| s.index)
             .max()
     });
-    o.push_str("<ol class=\"steps\" start=\"0\">\n");
+    o.push_str("<ol class=\"steps\" start=\"1\">\n");
     for s in &c.steps {
         let recs: Vec<&Record> = r.records.iter().filter(|x| x.step == s.index).collect();
         let key = s.key_str().unwrap_or("?");
@@ -799,7 +943,7 @@ details.case>summary{cursor:pointer;padding:10px 14px;font-size:15px;border-bott
 .desc{margin:0 0 6px}
 .label{display:inline-block;min-width:72px;color:var(--dim);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 p.flow{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
-ol.steps{list-style:none;padding:0;margin:8px 0;counter-reset:step -1}
+ol.steps{list-style:none;padding:0;margin:8px 0;counter-reset:step 0}
 ol.steps>li{counter-increment:step;padding:4px 6px 4px 34px;position:relative;border-bottom:1px dashed #e6e9ef;display:grid;grid-template-columns:18px max-content 1fr max-content;gap:0 8px;align-items:baseline}
 ol.steps>li>ul.detail{grid-column:2/5}
 ol.steps>li::before{content:counter(step);position:absolute;left:4px;top:5px;font-size:11px;color:var(--dim);width:18px;text-align:right}
@@ -817,6 +961,11 @@ figure.graph{margin:10px 0 0;padding-top:10px;border-top:1px solid var(--line);t
 .end{display:inline-block;font-size:11px;padding:0 6px;border-radius:3px;background:#eef1f5;border:1px solid var(--line);font-family:system-ui,sans-serif}
 svg.wf-graph{max-width:100%;height:auto;background:#fff}
 figcaption{font-size:12px;color:var(--dim);text-align:left;margin-top:6px}
+.evidence{margin-top:8px;font-size:12px}
+.state-ev:target{outline:2px solid #1565c0;background:#eef4fc}
+ol.ev{margin:4px 0;padding-left:18px;font-size:12px}
+ol.ev pre{max-height:12em;overflow:auto;margin:2px 0}
+li.refused,span.refused{color:#b71c1c}
 footer{margin-top:28px;color:var(--dim);font-size:12px}
 "#;
 

@@ -38,6 +38,7 @@ use wfx_schemas::workspace::WorkflowDir;
 
 use crate::agent::{Agent, AgentAction, AgentMessage, RunCause, TurnContext};
 use crate::clock::Clock;
+use crate::evidence::{CallStatus, Event, Evidence};
 use crate::governance::{self, Block};
 use crate::grade::{GradePolicy, Judge, unavailable_reason};
 use crate::matching::{partial_match, resolve_path};
@@ -302,6 +303,10 @@ pub struct Session<'w> {
     output_bytes: usize,
     /// Coverage observations (hooks, parks, tools) of this session.
     pub observed: crate::coverage::Observed,
+    /// The evidence of the run so far (issue 16; see [`crate::evidence`]).
+    pub evidence: Evidence,
+    /// The 0-based index of the case step being acted on, for [`Self::evidence`].
+    ev_step: usize,
 }
 
 /// A session plus its agent, script host and judge.
@@ -404,6 +409,8 @@ impl<'w> Session<'w> {
             dispatch_ordinal: 0,
             output_bytes: 0,
             observed: crate::coverage::Observed::default(),
+            evidence: Evidence::default(),
+            ev_step: 0,
         })
     }
 
@@ -441,10 +448,29 @@ impl<'w> Session<'w> {
     }
 
     fn note(&mut self, kind: &'static str, text: String) {
+        self.ev(Event::Note {
+            note_kind: kind,
+            text: crate::evidence::cut(&text),
+        });
         self.messages.push(Msg::Note { kind, text });
     }
 
+    /// Records `event` in the evidence at the current step and state.
+    fn ev(&mut self, event: Event) {
+        let state = if self.state.is_empty() {
+            &self.entry_state
+        } else {
+            &self.state
+        };
+        self.evidence.push(self.ev_step, state, event);
+    }
+
     fn push_trail(&mut self, to: &str, kind: &'static str, reason: Option<String>) {
+        self.ev(Event::Trail {
+            to: to.to_owned(),
+            trail_kind: kind,
+            reason: reason.as_deref().map(crate::evidence::cut),
+        });
         let ts = self.now();
         self.trail.push(TrailStep {
             to: to.to_owned(),
@@ -805,6 +831,11 @@ impl<'w> Session<'w> {
     }
 
     fn push_sub_trail(&mut self, slug: &str, status: &'static str) {
+        self.ev(Event::Trail {
+            to: self.state.clone(),
+            trail_kind: "sub-workflow",
+            reason: Some(format!("{slug}: {status}")),
+        });
         let ts = self.now();
         let to = self.state.clone();
         self.trail.push(TrailStep {
@@ -887,6 +918,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
         variables: &[(String, Value)],
     ) -> Result<(), SimError> {
         self.step = step;
+        self.session.ev_step = step;
+        self.session.ev(Event::User {
+            text: crate::evidence::cut(message),
+        });
         if self.session.parked() {
             self.session.messages.push(Msg::User(message.to_owned()));
             self.session.mocks_active = true;
@@ -970,6 +1005,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
     /// `decide` (FORMAT §B.2, §E.3). No mocks on the resumed run.
     pub fn decide(&mut self, step: usize, to: &str, comment: Option<&str>) -> Result<(), SimError> {
         self.step = step;
+        self.session.ev_step = step;
         let Some(pending) = self
             .session
             .pending_decision
@@ -1000,6 +1036,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .map(str::to_owned);
+        self.session.ev(Event::Resume {
+            channel: "decision",
+            by: to.to_owned(),
+        });
         self.session.push_trail(to, "human", comment.clone());
         let label = match edge.kind.as_ref().map(|k| k.value.as_str()) {
             Some(k) if k != "none" => format!("{k} → '{to}'"),
@@ -1041,6 +1081,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
         variables: &[(String, Value)],
     ) -> Result<(), SimError> {
         self.step = step;
+        self.session.ev_step = step;
         if self.session.status != Status::AwaitingInput {
             return Err(SimError(format!(
                 "cannot `deliver` `{trigger}`: the session is not parked for input (status: {})",
@@ -1075,6 +1116,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             shown.push(format!("{name}={value}"));
         }
         self.session.set_trigger_var(trigger);
+        self.session.ev(Event::Resume {
+            channel: "input",
+            by: trigger.to_owned(),
+        });
         let tail = if shown.is_empty() {
             ".".to_owned()
         } else {
@@ -1134,6 +1179,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
         });
         self.session.status = Status::AwaitingDecision;
         self.session.reply_only = true;
+        self.session.ev(Event::Park {
+            channel: "decision",
+            reason: None,
+        });
     }
 
     /// One model run: calls the agent until it returns no actions (at most 32 calls).
@@ -1169,10 +1218,16 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
             for action in actions {
                 match action {
-                    AgentAction::Say(text) => self
-                        .session
-                        .messages
-                        .push(Msg::Assistant { text, call: None }),
+                    AgentAction::Say(text) => {
+                        if !text.is_empty() {
+                            self.session.ev(Event::Assistant {
+                                text: crate::evidence::cut(&text),
+                            });
+                        }
+                        self.session
+                            .messages
+                            .push(Msg::Assistant { text, call: None });
+                    }
                     AgentAction::Call { tool, input } => self.agent_call(&tool, input)?,
                 }
                 if self.session.raised.is_some() {
@@ -1214,6 +1269,18 @@ impl<'w, 'h> Simulator<'w, 'h> {
 
     fn push_result(&mut self, id: u64, name: &str, content: String, error: bool, blocked: bool) {
         let content = keep_output(&mut self.session.output_bytes, content);
+        let status = if blocked {
+            CallStatus::Rejected
+        } else if error {
+            CallStatus::Failed
+        } else if name == "archmax_advance" && content.starts_with("archmax_advance rejected") {
+            // The reference answers a refused advance as a completed call (FORMAT §E.8);
+            // the evidence names it for what it is.
+            CallStatus::Rejected
+        } else {
+            CallStatus::Completed
+        };
+        self.session.evidence.answer(id, status, &content);
         self.session.messages.push(Msg::Tool {
             call_id: id,
             name: name.to_owned(),
@@ -1228,6 +1295,14 @@ impl<'w, 'h> Simulator<'w, 'h> {
     fn agent_call(&mut self, tool: &str, input: Value) -> Result<(), SimError> {
         self.session.next_call += 1;
         let id = self.session.next_call;
+        self.session.ev(Event::ToolCall {
+            call_id: id,
+            tool: tool.to_owned(),
+            input: crate::evidence::cut_value(&input),
+            status: CallStatus::Pending,
+            output: None,
+            reason: None,
+        });
         self.session.messages.push(Msg::Assistant {
             text: String::new(),
             call: Some((id, tool.to_owned(), input.clone())),
@@ -1273,6 +1348,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
         }
         let at = self.session.state.clone();
         self.session.observed.call(&at, tool, false);
+        let mut mocked = false;
         let result = match tool {
             "archmax_advance" => self.advance(&input)?,
             "archmax_wait" => self.wait(&input)?,
@@ -1280,13 +1356,17 @@ impl<'w, 'h> Simulator<'w, 'h> {
             "archmax_reset" => self.reset(&input)?,
             "archmax_set_variables" => self.set_variables(&input),
             "archmax_get_variables" => self.get_variables(&input),
-            t if t.starts_with("archmax_workflow_") => self.session.sub_workflow(t, &input),
+            t if t.starts_with("archmax_workflow_") => {
+                mocked = true;
+                self.session.sub_workflow(t, &input)
+            }
             t => {
                 let mock = match self.session.find_mock(t, &input) {
                     Ok(m) => m.map(|m| Ok(Session::mock_text(&m.result))),
                     Err(why) => Some(Err(why)),
                 };
                 if let Some(r) = mock {
+                    mocked = r.is_ok();
                     r
                 } else if t == "archmax_run" {
                     self.run_script(&input)?
@@ -1303,7 +1383,12 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
         };
         match result {
-            Ok(text) => self.push_result(id, tool, text, false, false),
+            Ok(text) => {
+                self.push_result(id, tool, text, false, false);
+                if mocked {
+                    self.session.evidence.mark_mocked(id);
+                }
+            }
             Err(text) => self.push_result(id, tool, text, true, false),
         }
         Ok(())
@@ -1365,6 +1450,11 @@ impl<'w, 'h> Simulator<'w, 'h> {
             HookPhase::After => &st.after,
         };
         for (i, hook) in hooks.iter().enumerate() {
+            let label = match &hook.kind {
+                HookKind::Script(path) => path.value.clone(),
+                HookKind::Rubric(_) => format!("rubric#{i}"),
+                HookKind::Custom(kind, target) => format!("{}: {target}", kind.value),
+            };
             let mut skipped = false;
             let verdict = match &hook.kind {
                 HookKind::Script(path) => {
@@ -1412,6 +1502,23 @@ impl<'w, 'h> Simulator<'w, 'h> {
                     crate::coverage::class_of(&verdict),
                 );
             }
+            let (v, why) = match &verdict {
+                Ok(HookVerdict::Ok) if skipped => ("skipped", None),
+                Ok(HookVerdict::Ok) => ("ok", None),
+                Ok(HookVerdict::Veto(r)) => ("veto", Some(r.clone())),
+                Ok(HookVerdict::Correct(r)) => ("correct", Some(r.clone())),
+                Err(ScriptError::Threw(m)) => ("threw", Some(m.clone())),
+                Err(ScriptError::Failed(m)) | Err(ScriptError::Unavailable(m)) => {
+                    ("failed", Some(m.clone()))
+                }
+            };
+            self.session.ev(Event::Hook {
+                phase: phase.as_str(),
+                of: state.to_owned(),
+                hook: label,
+                verdict: v,
+                reason: why.map(|r| crate::evidence::cut(&r)),
+            });
             match verdict {
                 Ok(HookVerdict::Ok) => {}
                 Ok(HookVerdict::Veto(r)) => return Ok(HookOutcome::Veto(r)),
@@ -1691,6 +1798,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
         }
         self.session.park_counts.insert(state.clone(), count + 1);
         self.session.observed.park(&state, "input");
+        self.session.ev(Event::Park {
+            channel: "input",
+            reason: Some(reason.clone()),
+        });
         let parked_at = self.session.now();
         self.session.pending_input = Some(PendingInput {
             state: state.clone(),

@@ -113,6 +113,7 @@ fn the_json_follows_the_reference_shape() {
     assert_eq!(broken["id"], "workflows/shop/tests/broken.test.yaml");
     assert!(broken.get("title").is_none() && broken.get("sessionId").is_none());
     assert_eq!(broken["records"], serde_json::json!([]));
+    assert_eq!(broken["evidence"], serde_json::json!([]));
     let decide = &v["results"][1];
     let keys: Vec<&str> = decide
         .as_object()
@@ -128,7 +129,9 @@ fn the_json_follows_the_reference_shape() {
             "description",
             "sessionId",
             "verdict",
-            "records"
+            "records",
+            // Ours (issue 16), after the reference's keys: what happened, step by step.
+            "evidence"
         ]
     );
     let rec_keys: Vec<&str> = decide["records"][0]

@@ -216,11 +216,12 @@ fn each_case_graph_lights_the_path_its_trail_took() {
     let path = case_path(case);
     let entry = path.edges.first().cloned().unwrap();
     assert_eq!(entry.0, "__start__");
-    // refund-denied: reaches refund-request and refund-review during step 0 (send) and
-    // refund-closed during step 5 (decide).
-    assert_eq!(path.reached.get("refund-request"), Some(&0), "{path:?}");
-    assert_eq!(path.reached.get("refund-review"), Some(&0), "{path:?}");
-    assert_eq!(path.reached.get("refund-closed"), Some(&5), "{path:?}");
+    // refund-denied: reaches refund-request and refund-review during step 1 (send,
+    // `steps[0]`) and refund-closed during step 6 (decide, `steps[5]`): 1-based, as people
+    // count.
+    assert_eq!(path.reached.get("refund-request"), Some(&1), "{path:?}");
+    assert_eq!(path.reached.get("refund-review"), Some(&1), "{path:?}");
+    assert_eq!(path.reached.get("refund-closed"), Some(&6), "{path:?}");
     assert!(
         path.edges
             .contains(&("refund-review".into(), "refund-closed".into())),
@@ -233,9 +234,14 @@ fn each_case_graph_lights_the_path_its_trail_took() {
         .find("refund-denied")
         .map(|i| start + i)
         .unwrap()..];
-    let section = &section[..section.find("</details>").unwrap()];
-    assert!(section.contains("refund-closed (end) @5"), "{section}");
-    assert!(section.contains("refund-review (human) @0"), "{section}");
+    let section = &section[..section.find("</figure>").unwrap()];
+    assert!(section.contains("refund-closed (end) @6"), "{section}");
+    assert!(section.contains("refund-review (human) @1"), "{section}");
+    // Each lit state label links to what happened there.
+    assert!(
+        section.contains("-s1\"><text dominant-baseline"),
+        "no state link in {section}"
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -88,11 +88,11 @@ pub struct Graph {
     pub finals: Vec<String>,
 }
 
-/// Where a case's run went: the states it reached, each with the index of the case step
-/// (the action) during which it was first reached, and the transitions it took in order.
+/// Where a case's run went: the states it reached, each with the 1-based number of the case
+/// step (the action) during which it was first reached ("step 3" is `steps[2]`), and the transitions it took in order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CasePath {
-    /// State → case step index at which it was first reached.
+    /// State → 1-based case step number at which it was first reached.
     pub reached: BTreeMap<String, usize>,
     /// Traversed (source, target) pairs, `__start__` first, in order.
     pub edges: Vec<(String, String)>,

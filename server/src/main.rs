@@ -62,7 +62,7 @@ enum Command {
         /// Stop after the first failing case.
         #[arg(long)]
         bail: bool,
-        /// More narration on stderr.
+        /// Print each case's whole evidence record (what happened, step by step) on stderr.
         #[arg(long)]
         verbose: bool,
         /// Workflow coverage: a summary on stderr, `coverage.json` and `coverage.md` under

@@ -15,7 +15,8 @@
 --     EXPECT_HINT            inlay hint label substring on a case file             (/60)
 --     EXPECT_RENAME          comma list of path suffixes the rename edit touches   (workflow.yaml,.test.yaml)
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
---                            expect more inlay hints on its step lines afterwards (per-step results)   (on)
+--                            expect more inlay hints on its step lines afterwards (per-step results), then
+--                            the verdict lens's wfx.showTranscript answers the run's transcript   (on)
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
 -- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
 local env = vim.env
@@ -319,9 +320,28 @@ local function main()
       return on_steps(after) > on_steps(before)
     end, 100)
     check('run_step_hints', on_steps(after) > on_steps(before), { before = before, after = after })
+    -- the run's evidence (issue 16): the verdict lens opens the transcript through wfx.showTranscript, whose
+    -- answer is {title, markdown} with the run's steps numbered from 1
+    local verdict
+    for _, l in ipairs(lenses_of(case, client)) do
+      if l.command and l.command.command == 'wfx.showTranscript' then verdict = l break end
+    end
+    local tr, terr
+    if verdict then
+      local resp
+      resp, terr = vim.lsp.buf_request_sync(case, 'workspace/executeCommand',
+        { command = verdict.command.command, arguments = verdict.command.arguments }, T)
+      local r = resp and resp[client.id]
+      tr, terr = r and r.result, terr or (r and r.err)
+    end
+    local md = type(tr) == 'table' and tr.markdown or ''
+    check('run_transcript', verdict ~= nil and md:find('# Transcript of', 1, true) ~= nil
+      and md:find('## Step 1', 1, true) ~= nil and md:find('**step 1**', 1, true) ~= nil,
+      { lens = verdict and verdict.command.title, err = terr and tostring(terr.message or terr), markdown = md:sub(1, 300) })
   else
     skip('run_case_command')
     skip('run_step_hints')
+    skip('run_transcript')
   end
 
   -- 6. completion while typing: edit a case buffer, then ask at the end of the edited line

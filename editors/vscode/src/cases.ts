@@ -116,6 +116,17 @@ export interface RunnerResult {
   records?: RunnerRecord[];
   skipReason?: string;
   error?: string;
+  /** what happened, in order (wfx-lsp's addition to the reference shape, docs/cli.md) */
+  evidence?: RunnerEvidence[];
+}
+/** One entry of `results[].evidence`: `stepNumber` is 1-based, unlike `records[].step`. */
+export interface RunnerEvidence {
+  stepNumber: number;
+  state: string;
+  kind: string;
+  summary?: string;
+  refusal?: boolean;
+  output?: string;
 }
 export interface RunnerRecord {
   kind: string;
@@ -124,6 +135,24 @@ export interface RunnerRecord {
   step: number;
   score?: number;
   threshold?: number | null;
+}
+
+/**
+ * The evidence lines that explain a failure at step `index` (0-based, as `records[].step`): every refusal up to
+ * and including step `index + 1` in the evidence's 1-based numbering, as `step N · in <state> · <summary>`, a
+ * failed tool's multi-line output indented below; at most 20 entries.
+ */
+export function explainingEvidence(r: RunnerResult, index: number): string[] {
+  const out: string[] = [];
+  for (const e of r.evidence ?? []) {
+    if (out.length >= 20) break;
+    if (!e.refusal || typeof e.stepNumber !== 'number' || e.stepNumber > index + 1) continue;
+    let line = `step ${e.stepNumber} · in ${e.state} · ${e.summary ?? e.kind}`;
+    const more = (e.output ?? '').split('\n');
+    if (more.length > 1) line += '\n' + more.slice(0, 12).map((l) => `  │ ${l}`).join('\n');
+    out.push(line);
+  }
+  return out;
 }
 
 /** Parses the runner's stdout; tolerates narration before the JSON object. */
@@ -159,6 +188,12 @@ export function caseOutcome(r: RunnerResult): { outcome: Outcome; messages: stri
       s.outcome = 'skipped';
     }
     steps.set(rec.step, s);
+  }
+  // a failed step also says why: the refusals, vetoes and failed tool calls up to it (issue 16)
+  for (const [index, s] of steps) {
+    if (s.outcome !== 'failed') continue;
+    const why = explainingEvidence(r, index);
+    if (why.length) s.messages.push(`why:\n${why.join('\n')}`);
   }
   const status = r.verdict?.status;
   const failures = r.verdict?.failures ?? [];

@@ -23,6 +23,7 @@ import { CaseTests } from './testing';
 import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
 
 const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases'];
+const SHOW_TRANSCRIPT = 'wfx.showTranscript';
 const CRASH_WINDOW_MS = 3 * 60 * 1000;
 const MAX_CRASHES = 5;
 
@@ -98,6 +99,28 @@ function showRunResult(result: unknown) {
   }
 }
 
+/**
+ * `wfx.showTranscript`: asks the server for the last run's transcript of a case (the argument, else the active
+ * editor's document) and opens it beside the case as an untitled Markdown document (issue 16). The server
+ * answers `{title, markdown}`, or null when the case has not run in this session.
+ */
+async function showTranscript(args: unknown[], next: (command: string, args: unknown[]) => Promise<unknown>): Promise<unknown> {
+  const a = args[0];
+  const uri = typeof a === 'string' ? a : a instanceof vscode.Uri ? a.toString() : vscode.window.activeTextEditor?.document.uri.toString();
+  if (!uri) {
+    vscode.window.showInformationMessage('wfx: open a case file to see the transcript of its last run');
+    return undefined;
+  }
+  const r = (await next(SHOW_TRANSCRIPT, [uri])) as { title?: unknown; markdown?: unknown } | null | undefined;
+  if (!r || typeof r.markdown !== 'string') {
+    vscode.window.showInformationMessage('wfx: this case has not run in this session; run it first (▶ Run case)');
+    return undefined;
+  }
+  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: r.markdown });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  return r;
+}
+
 async function runCommand(command: string, args: unknown[], next?: (command: string, args: unknown[]) => Promise<unknown>): Promise<unknown> {
   if (!vscode.workspace.isTrusted) {
     vscode.window.showWarningMessage('wfx: running cases is disabled in an untrusted workspace');
@@ -148,7 +171,12 @@ function makeClient(srv: ResolvedServer): LanguageClient {
     middleware: {
       // commands the server announces (executeCommandProvider) are registered by the client library;
       // this keeps their arguments and the trust check the same as the client-side fallbacks below
-      executeCommand: (command, args, next) => (RUN_COMMANDS.includes(command) ? runCommand(command, args, next) : next(command, args)),
+      executeCommand: (command, args, next) =>
+        RUN_COMMANDS.includes(command)
+          ? runCommand(command, args, next)
+          : command === SHOW_TRANSCRIPT
+            ? showTranscript(args, next)
+            : next(command, args),
     },
   };
   return new LanguageClient('wfx', 'wfx', serverOptions, clientOptions);

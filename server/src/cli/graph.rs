@@ -184,7 +184,8 @@ pub fn render(
     })
 }
 
-/// `{reached: {<state>: <stepIndex>}, edges: [[source, target]]}` (also `wfx/graph`'s `path`).
+/// `{reached: {<state>: <stepNumber>}, edges: [[source, target]]}` (also `wfx/graph`'s
+/// `path`); `stepNumber` is 1-based ("step 3" is `steps[2]`), as every label people read.
 pub fn path_json(p: &CasePath) -> serde_json::Value {
     serde_json::json!({
         "reached": p.reached,

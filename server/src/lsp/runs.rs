@@ -34,6 +34,31 @@ pub const RUN_CASE: &str = "wfx.runCase";
 pub const RUN_ALL_CASES: &str = "wfx.runAllCases";
 /// Cancels the running run of the given URI (also `window/workDoneProgress/cancel`).
 pub const CANCEL_RUN: &str = "wfx.cancelRun";
+/// Answers the last run's full transcript of the given case URI as Markdown:
+/// `{title, markdown}`, or `null` when the case has not run in this session (issue 16).
+pub const SHOW_TRANSCRIPT: &str = "wfx.showTranscript";
+
+/// Most evidence entries kept from one case's outcome (bounded work; the runner keeps at
+/// most [`wfx_runner::evidence::MAX_ENTRIES`] plus one, an external command may send more).
+pub const MAX_EVIDENCE_ITEMS: usize = wfx_runner::evidence::MAX_ENTRIES + 1;
+
+/// One evidence entry as the editor shows it (issue 16): from the bundled runner's
+/// `CaseRun::evidence`, or the `evidence` array of an external runner's `--json`
+/// (docs/cli.md). Raw text: escaped where shown ([`step_evidence_markdown`],
+/// [`transcript_markdown`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvidenceItem {
+    /// The case step that drove it, 1-based.
+    pub step_number: usize,
+    /// The state it happened in.
+    pub state: String,
+    /// What happened, one line.
+    pub summary: String,
+    /// A tool's output or a multi-line message, when there is more than the summary.
+    pub detail: Option<String>,
+    /// It explains a failure (a refusal, a veto, a failed tool call, a rejection note).
+    pub refusal: bool,
+}
 
 /// How long an external runner command may take before it is killed.
 pub const EXTERNAL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -64,6 +89,8 @@ pub struct CaseOutcome {
     pub duration_ms: u64,
     /// The path through the graph (the bundled runner only).
     pub path: Option<CasePath>,
+    /// What happened, in order (empty when the runner gave none).
+    pub evidence: Vec<EvidenceItem>,
 }
 
 /// An outcome pinned to the case text it ran on.
@@ -107,12 +134,153 @@ fn outcome_from_json(v: &Value, duration_ms: u64) -> CaseOutcome {
         error: s(v, "error"),
         duration_ms,
         path: None,
+        evidence: v
+            .get("evidence")
+            .and_then(Value::as_array)
+            .map(|es| {
+                es.iter()
+                    .take(MAX_EVIDENCE_ITEMS)
+                    .map(|e| EvidenceItem {
+                        step_number: e
+                            .get("stepNumber")
+                            .and_then(Value::as_u64)
+                            .and_then(|n| usize::try_from(n).ok())
+                            .unwrap_or(0),
+                        state: s(e, "state").unwrap_or_default(),
+                        summary: s(e, "summary").or_else(|| s(e, "kind")).unwrap_or_default(),
+                        detail: s(e, "output")
+                            .or_else(|| s(e, "text").filter(|t| t.contains('\n'))),
+                        refusal: e.get("refusal").and_then(Value::as_bool).unwrap_or(false),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
+}
+
+/// A fenced code block holding `text` (made inert), with a fence longer than any run of
+/// backticks inside it, so the text cannot close it (report escaping for Markdown).
+fn code_block(text: &str) -> String {
+    let text = wfx_schemas::inert::inert_lines(text);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("{fence}text\n{text}\n{fence}\n")
+}
+
+/// One evidence entry as a Markdown list item: `**step N** · in `state` · summary`, the
+/// detail (at most `max_lines` lines) in a code block below it.
+fn item_markdown(e: &EvidenceItem, max_lines: usize) -> String {
+    let mut out = format!(
+        "- **step {}** · in {} · {}\n",
+        e.step_number,
+        wfx_runner::report::md(&e.state),
+        wfx_runner::report::md(&e.summary)
+    );
+    if let Some(d) = &e.detail {
+        let lines: Vec<&str> = d.lines().collect();
+        let one_line_reason = lines.len() <= 1 && e.summary.contains(d.trim());
+        if !one_line_reason {
+            let mut shown = lines
+                .iter()
+                .take(max_lines)
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n");
+            if lines.len() > max_lines {
+                shown.push_str(&format!("\n… {} more lines", lines.len() - max_lines));
+            }
+            for l in code_block(&shown).lines() {
+                out.push_str("  ");
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The hover text of a failed step (0-based `index`) of `o`: the entries that explain a
+/// failure up to that step (1-based numbers as everywhere people read them), then the
+/// step's own entries; `None` when the outcome carries no evidence for it. Markdown,
+/// escaped; at most 40 entries, details at most 20 lines each.
+pub fn step_evidence_markdown(o: &CaseOutcome, index: usize) -> Option<String> {
+    let n = index + 1;
+    let why: Vec<&EvidenceItem> = o
+        .evidence
+        .iter()
+        .filter(|e| e.refusal && e.step_number <= n)
+        .collect();
+    let own: Vec<&EvidenceItem> = o
+        .evidence
+        .iter()
+        .filter(|e| e.step_number == n && !e.refusal)
+        .collect();
+    if why.is_empty() && own.is_empty() {
+        return None;
+    }
+    let mut out = format!("**Evidence of step {n}** (last run)\n\n");
+    if !why.is_empty() {
+        out.push_str("Refused or failed:\n\n");
+        for e in why.iter().take(20) {
+            out.push_str(&item_markdown(e, 20));
+        }
+    }
+    if !own.is_empty() {
+        out.push_str("\nWhat this step did:\n\n");
+        for e in own.iter().take(20) {
+            out.push_str(&item_markdown(e, 20));
+        }
+    }
+    Some(out)
+}
+
+/// The full transcript of a case's last run as a Markdown document (the
+/// `wfx.showTranscript` command): a heading with the case path and verdict, then every
+/// evidence entry in order, refusals marked ✖. Escaped; details at most 200 lines each.
+pub fn transcript_markdown(case: &str, o: &CaseOutcome) -> String {
+    let mut out = format!(
+        "# Transcript of {}\n\nVerdict: **{}** · {} ms · {} entries\n\n",
+        wfx_runner::report::md(case),
+        wfx_runner::report::md(&o.verdict),
+        o.duration_ms,
+        o.evidence.len()
+    );
+    if let Some(e) = &o.error {
+        out.push_str("The case died:\n\n");
+        out.push_str(&code_block(e));
+        out.push('\n');
+    }
+    let mut step = 0;
+    for e in &o.evidence {
+        if e.step_number != step {
+            step = e.step_number;
+            out.push_str(&format!("\n## Step {step}\n\n"));
+        }
+        let mut item = item_markdown(e, 200);
+        if e.refusal {
+            item = item.replacen("- ", "- ✖ ", 1);
+        }
+        out.push_str(&item);
+    }
+    if o.evidence.is_empty() {
+        out.push_str(
+            "The run recorded nothing (the case did not run, or the runner gives no evidence).\n",
+        );
+    }
+    out
 }
 
 /// The outcome of a bundled-runner case run.
 pub fn outcome_from_run(run: &wfx_runner::interpret::CaseRun) -> CaseOutcome {
-    let v = serde_json::to_value(&run.result).unwrap_or(Value::Null);
+    let mut v = serde_json::to_value(&run.result).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("evidence".into(), run.evidence.to_json());
+    }
     let mut o = outcome_from_json(&v, run.duration_ms);
     o.path = Some(wfx_runner::path::case_path(run));
     o
@@ -153,6 +321,7 @@ pub fn parse_external(
                     error: Some(format!("the runner command reported no result for `{id}`")),
                     duration_ms,
                     path: None,
+                    evidence: Vec::new(),
                 });
             (c.clone(), o)
         })
@@ -382,6 +551,7 @@ mod tests {
             error: None,
             duration_ms: 3,
             path: None,
+            evidence: Vec::new(),
         };
         let a = step_annotations(CASE, &o);
         let labels: Vec<String> = a.iter().map(|s| s.mark.label()).collect();

@@ -594,6 +594,24 @@ impl Server {
         }
     }
 
+    /// The `wfx.showTranscript` answer for `uri`: `{title, markdown}` of its last run in
+    /// this session while the run's annotation is kept (an edit of the case drops it, as it
+    /// drops the step marks), else `None` (`null`).
+    fn transcript(&self, uri: &Uri) -> Option<Value> {
+        let a = self.run_state().annotations.get(uri.as_str()).cloned()?;
+        let name = uri
+            .as_str()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let name = paths::locate(uri, &self.session().roots).map_or(name, |l| l.rel);
+        Some(serde_json::json!({
+            "title": format!("Transcript of {name}"),
+            "markdown": runs::transcript_markdown(&name, &a.outcome),
+        }))
+    }
+
     /// `wfx-run` diagnostics of the last run of `uri` (failed steps; a died case's error on
     /// the first line).
     fn run_diagnostics(&self, uri: &Uri) -> Vec<lsp::Diagnostic> {
@@ -608,7 +626,8 @@ impl Server {
                     range: convert::range(&snap.index, s.key_range, enc),
                     severity: Some(lsp::DiagnosticSeverity::ERROR),
                     source: Some("wfx-run".into()),
-                    message: format!("step {} failed: {d}", s.index),
+                    // 1-based, as every step number people read (issue 16).
+                    message: format!("step {} failed: {d}", s.index + 1),
                     ..Default::default()
                 }),
                 _ => None,
@@ -1329,9 +1348,43 @@ impl LanguageServer for Server {
         let Some(ctx) = self.ctx(&p.text_document.uri) else {
             return Ok(None);
         };
+        let run = self.current_annotation(&p.text_document.uri);
         guard("hover", || {
             let at = ctx.offset(p.position);
-            ide::hover(&ctx.doc(), at).map(|h| convert::hover(&h, &ctx.snap.index, ctx.s.encoding))
+            let hover = ide::hover(&ctx.doc(), at)
+                .map(|h| convert::hover(&h, &ctx.snap.index, ctx.s.encoding));
+            // On a failed step of the last run: its evidence (issue 16).
+            let evidence = run.as_ref().and_then(|(snap, a)| {
+                runs::step_annotations(&snap.text, &a.outcome)
+                    .into_iter()
+                    .find(|s| {
+                        matches!(s.mark, runs::StepMark::Failed(_))
+                            && s.range.start <= at
+                            && at <= s.range.end
+                    })
+                    .and_then(|s| {
+                        runs::step_evidence_markdown(&a.outcome, s.index).map(|md| {
+                            (md, convert::range(&snap.index, s.key_range, ctx.s.encoding))
+                        })
+                    })
+            });
+            match (hover, evidence) {
+                (h, None) => h,
+                (Some(mut h), Some((md, _))) => {
+                    if let lsp::HoverContents::Markup(m) = &mut h.contents {
+                        m.value.push_str("\n\n---\n\n");
+                        m.value.push_str(&md);
+                    }
+                    Some(h)
+                }
+                (None, Some((md, range))) => Some(lsp::Hover {
+                    contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+                        kind: lsp::MarkupKind::Markdown,
+                        value: md,
+                    }),
+                    range: Some(range),
+                }),
+            }
         })
     }
 
@@ -1670,7 +1723,8 @@ impl LanguageServer for Server {
                         let steps = runs::step_annotations(&snap.text, &a.outcome);
                         runs::verdict_title(&a.outcome, &steps)
                     })?;
-                    out.push(lens(title, "", false));
+                    // The verdict opens the run's transcript (issue 16).
+                    out.push(lens(title, runs::SHOW_TRANSCRIPT, true));
                 }
             }
             FileKind::Workflow(_) => {
@@ -1709,6 +1763,7 @@ impl LanguageServer for Server {
             (runs::RUN_CASE, Some(uri)) => self.start_run(&uri, false).map(|()| None),
             (runs::RUN_ALL_CASES, Some(uri)) => self.start_run(&uri, true).map(|()| None),
             (runs::CANCEL_RUN, Some(uri)) => Ok(Some(Value::Bool(self.cancel_run(uri.as_str())))),
+            (runs::SHOW_TRANSCRIPT, Some(uri)) => Ok(self.transcript(&uri)),
             (c, _) if super::commands::COMMANDS.contains(&c) => {
                 Err(Error::invalid_params(format!("`{c}` takes a document URI")))
             }

@@ -1,6 +1,6 @@
 import { strict as assert } from 'assert';
 import { test } from 'node:test';
-import { caseFilter, caseOutcome, locateCase, parseRunnerOutput, parseSteps, resultMatches, RunnerResult, stepOutcome } from '../../src/cases';
+import { caseFilter, caseOutcome, explainingEvidence, locateCase, parseRunnerOutput, parseSteps, resultMatches, RunnerResult, stepOutcome } from '../../src/cases';
 
 const CASE = `# comment
 title: Refund approved after human review
@@ -105,4 +105,27 @@ test('stepOutcome: own records decide; otherwise passed only if the run went pas
   // a passed case: steps without records passed too; not-executed records are skipped
   const ok = o('passed', [{ step: 1, status: 'not-executed', kind: 'grade' }]);
   assert.deepEqual([0, 1].map((i) => stepOutcome(ok, i)), ['passed', 'skipped']);
+});
+
+test('a failed step says why: the refusals up to it from the evidence, numbered from 1', () => {
+  const r = {
+    id: 'hook-veto',
+    verdict: { status: 'failed', failures: ['reachedState: pay (committed: none)'] },
+    records: [{ kind: 'reachedState', status: 'failed', detail: 'pay (committed: none)', step: 1 }],
+    evidence: [
+      { stepNumber: 1, state: 'start', kind: 'user', summary: 'user: Pay invoice 7', refusal: false },
+      { stepNumber: 1, state: 'start', kind: 'hook', summary: 'before hook hooks/limit.js of pay: veto: Over the limit.', refusal: true },
+      { stepNumber: 1, state: 'start', kind: 'tool-call', summary: 'tool read_file {} failed: gone', refusal: true, output: 'gone\nreally' },
+      { stepNumber: 3, state: 'start', kind: 'note', summary: 'note error: later', refusal: true },
+    ],
+  } as unknown as RunnerResult;
+  const o = caseOutcome(r);
+  const msgs = o.steps.get(1)!.messages;
+  assert.equal(msgs[0], 'reachedState: pay (committed: none)');
+  assert.equal(
+    msgs[1],
+    'why:\nstep 1 · in start · before hook hooks/limit.js of pay: veto: Over the limit.\nstep 1 · in start · tool read_file {} failed: gone\n  │ gone\n  │ really',
+  );
+  assert.deepEqual(explainingEvidence(r, 0).length, 2);
+  assert.deepEqual(explainingEvidence(r, 2).length, 3);
 });
