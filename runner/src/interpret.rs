@@ -65,6 +65,11 @@ pub enum VerdictStatus {
     Failed,
     /// `skip:`.
     Skipped,
+    /// Not run: the selection rule found no agent for the case (`"not-run"`, a wfx-lsp
+    /// addition to the reference's statuses; issue 15, docs/cli.md). Counted apart from
+    /// failures; the run exits 1 unless `--allow-no-agent`.
+    #[serde(rename = "not-run")]
+    NotRun,
 }
 
 /// `{status, failures}`.
@@ -101,6 +106,10 @@ pub struct CaseResult {
     /// Set when the case died.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the case was not run, with the hint naming the ways to give it an agent
+    /// (status `not-run`, [`crate::select::not_run_message`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 /// A case run with what narration and the editor need beyond the result.
@@ -714,6 +723,7 @@ pub fn unparsed_result(path: &str, message: String) -> CaseResult {
         },
         records: Vec::new(),
         skip_reason: None,
+        not_run: None,
         error: Some(message),
     }
 }
@@ -787,10 +797,16 @@ pub fn run_case<'h>(
         records: Vec::new(),
         skip_reason: None,
         error: None,
+        not_run: None,
     };
     if let Some(skip) = &case.skip {
         result.verdict.status = VerdictStatus::Skipped;
         result.skip_reason = Some(skip.value.clone());
+        return finish(result, String::new(), Vec::new());
+    }
+    if let Some(why) = agent.not_run() {
+        result.verdict.status = VerdictStatus::NotRun;
+        result.not_run = Some(why);
         return finish(result, String::new(), Vec::new());
     }
     result.session_id = Some(format!(

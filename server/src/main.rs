@@ -62,9 +62,22 @@ enum Command {
         /// Stop after the first failing case.
         #[arg(long)]
         bail: bool,
+        /// Do not fail the run for cases that were not run for want of an agent (they are
+        /// still reported and counted).
+        #[arg(long)]
+        allow_no_agent: bool,
         /// More narration on stderr.
         #[arg(long)]
         verbose: bool,
+    },
+    /// Draft `<case>.agent.yaml` for a case from a path through its workflow that
+    /// satisfies its steps; refuses a case no agent can pass.
+    Scaffold {
+        /// The case file (`workflows/<slug>/tests/**/*.test.yaml`).
+        case: String,
+        /// Replace an existing agent script.
+        #[arg(long)]
+        force: bool,
     },
     /// Draw a workflow's graph; with `--case`, light the path a run of that case took.
     Graph {
@@ -194,6 +207,7 @@ fn main() -> ExitCode {
             out,
             skip_grades,
             bail,
+            allow_no_agent,
             verbose,
         }) => {
             init_logging("warn");
@@ -205,12 +219,23 @@ fn main() -> ExitCode {
                 out_dir: out,
                 skip_grades,
                 bail,
+                allow_no_agent,
                 verbose,
                 // `None`: the runner's default host, the QuickJS sandbox.
                 script_host: None,
             };
             code(cli::run_test(
                 &opts,
+                &cwd,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+        Some(Command::Scaffold { case, force }) => {
+            init_logging("warn");
+            code(wfx_runner::scaffold::run_cli(
+                &case,
+                force,
                 &cwd,
                 &mut std::io::stdout().lock(),
                 &mut std::io::stderr(),
