@@ -699,12 +699,17 @@ impl Record {
 }
 
 /// Reads a case file and reports parse errors the way the reference does (FORMAT §C.1):
-/// any error-severity diagnostic of `check_file` means the case does not parse.
+/// any error-severity diagnostic of `check_file` means the case does not parse — except
+/// `WFX313` ("no agent can pass this case"), a prediction about the run rather than a
+/// reading of the file: such a case still runs, and fails where the run shows.
 fn parse_errors(fs: &dyn FileAccess, path: &str) -> Option<String> {
     let diags = check::check_file(fs, path);
     let errors: Vec<String> = diags
         .iter()
-        .filter(|d| d.severity == Severity::Error)
+        .filter(|d| {
+            d.severity == Severity::Error
+                && d.code.code != wfx_schemas::diagnostics::CASE_UNSATISFIABLE.code
+        })
         .map(|d| d.message.clone())
         .collect();
     (!errors.is_empty()).then(|| format!("{path}: {}", errors.join("; ")))
