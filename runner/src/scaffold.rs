@@ -91,10 +91,7 @@ pub fn draft(fs: &dyn FileAccess, case_path: &str) -> Result<Draft, String> {
 pub fn write(fs: &crate::disk::DiskFiles, case_path: &str, force: bool) -> Result<String, String> {
     let d = draft(fs, case_path)?;
     if !force && fs.read(&d.path).is_ok() {
-        return Err(format!(
-            "`{}` exists; pass --force to replace it",
-            d.path
-        ));
+        return Err(format!("`{}` exists; pass --force to replace it", d.path));
     }
     fs.write(&d.path, d.text.as_bytes())
         .map_err(|e| format!("cannot write `{}`: {e}", d.path))?;
@@ -256,7 +253,13 @@ fn hook_label(kind: &wfx_schemas::model::workflow::HookKind) -> String {
     }
 }
 
-fn render(wf: &Workflow, case: &Case, case_path: &str, runs: &[PlannedRun], runtime: bool) -> String {
+fn render(
+    wf: &Workflow,
+    case: &Case,
+    case_path: &str,
+    runs: &[PlannedRun],
+    runtime: bool,
+) -> String {
     let mut o = String::new();
     o.push_str(&format!(
         "# Drafted by `wfx-lsp scaffold` from {case_path}:\n# one turn per model run the case starts, along a path that satisfies its steps.\n# Hooks on the way may veto an advance: give each turn the work they check.\n"
@@ -306,7 +309,10 @@ fn render(wf: &Workflow, case: &Case, case_path: &str, runs: &[PlannedRun], runt
             } else {
                 run.moves.len()
             };
-            (run.moves[k..].iter().collect(), run.moves[..k].iter().collect())
+            (
+                run.moves[k..].iter().collect(),
+                run.moves[..k].iter().collect(),
+            )
         };
         let move_items = |moves: &[&Move], items: &mut Vec<String>, comments: &mut Vec<String>| {
             for m in moves {
@@ -443,8 +449,14 @@ mod tests {
         for (token, want) in [
             ("ORD-1001", Some("ORD-1001")),
             ("/approv/i", Some("approv")),
-            ("/not authorized|only .* your own|rejected/i", Some("not authorized")),
-            ("/scratchpad\\/report\\.json/", Some("scratchpad/report.json")),
+            (
+                "/not authorized|only .* your own|rejected/i",
+                Some("not authorized"),
+            ),
+            (
+                "/scratchpad\\/report\\.json/",
+                Some("scratchpad/report.json"),
+            ),
             ("/^ORD-\\d+$/", Some("ORD-0")),
             ("/colou?r/", Some("color")),
             ("/[Pp]aris/", Some("Paris")),
@@ -489,12 +501,7 @@ pub fn run_cli(
         return 2;
     };
     let root: std::path::PathBuf = comps.iter().take(w).collect();
-    let rel = comps
-        .iter()
-        .skip(w)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = comps.iter().skip(w).cloned().collect::<Vec<_>>().join("/");
     if crate::disk::root_escapes_through_link(cwd, &root) {
         let _ = writeln!(
             stderr,

@@ -12,11 +12,11 @@ use wfx_schemas::files::FileAccess;
 use wfx_schemas::workspace::{self, FileKind, WorkflowDir, agent_script_path};
 
 use crate::agent::{Agent, NoAgent, ScriptedAgent};
-use crate::select::{AgentSource, not_run_message, select_agent};
 use crate::clock::Clock;
 use crate::grade::{GradePolicy, Judge};
 use crate::interpret::{CaseEnv, CaseResult, CaseRun, VerdictStatus, run_case};
 use crate::script_host::{NoScriptHost, ScriptHost};
+use crate::select::{AgentSource, not_run_message, select_agent};
 
 /// `{workflow, results, exitCode, discovered[, skipped]}` (FORMAT §C.3, §C.4).
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -113,16 +113,25 @@ fn a_suite_without_agents_is_not_run_and_fails_unless_allowed() {
     );
     let junit = std::fs::read_to_string(out.path().join("junit.xml")).unwrap();
     assert_eq!(
-        junit.matches("<skipped message=\"not run: no agent").count(),
+        junit
+            .matches("<skipped message=\"not run: no agent")
+            .count(),
         cases.len(),
         "{junit}"
     );
     assert!(junit.contains("failures=\"0\""), "{junit}");
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
-    assert_eq!(md.matches("⊘ not run (no agent)").count(), cases.len(), "{md}");
+    assert_eq!(
+        md.matches("⊘ not run (no agent)").count(),
+        cases.len(),
+        "{md}"
+    );
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
     assert!(html.contains("not run (no agent)</span>"), "{html}");
-    assert!(html.contains("<p class=\"note\">Not run: no agent"), "{html}");
+    assert!(
+        html.contains("<p class=\"note\">Not run: no agent"),
+        "{html}"
+    );
     let history = std::fs::read_to_string(out.path().join("history.jsonl")).unwrap();
     assert!(
         history.contains(&format!("\"notRun\":{}", cases.len())),
@@ -146,7 +155,11 @@ fn a_suite_without_agents_is_not_run_and_fails_unless_allowed() {
 fn one_case_with_a_script_runs_and_the_others_are_not_run() {
     let (tmp, _) = suite_without_scripts();
     let script = corpus().join(TESTS).join("skill-gate.agent.yaml");
-    std::fs::copy(&script, tmp.path().join(TESTS).join("skill-gate.agent.yaml")).unwrap();
+    std::fs::copy(
+        &script,
+        tmp.path().join(TESTS).join("skill-gate.agent.yaml"),
+    )
+    .unwrap();
     let (code, stdout, stderr) = run(
         tmp.path(),
         &TestOptions {
@@ -214,11 +227,7 @@ fn scaffolded_scripts_pass_every_example_case() {
                 .unwrap()
         })
         .collect();
-    assert_eq!(
-        code, 0,
-        "{stdout}\n{stderr}\n{}",
-        scripts.join("\n----\n")
-    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}\n{}", scripts.join("\n----\n"));
     assert!(
         stdout.starts_with(&format!("{} passed, 0 failed, 0 skipped", cases.len())),
         "{stdout}"

@@ -475,8 +475,8 @@ pub fn analyse(wf: &Workflow, case: &Case) -> Satisfiability {
                 reason,
                 count,
             }) => {
-                let chosen_reason = reason.is_some()
-                    && !matches!(kind.as_deref(), Some("trigger") | Some("human"));
+                let chosen_reason =
+                    reason.is_some() && !matches!(kind.as_deref(), Some("trigger") | Some("human"));
                 if chosen_reason || kind.as_deref() == Some("sub-workflow") {
                     None
                 } else {
@@ -543,9 +543,20 @@ pub fn analyse(wf: &Workflow, case: &Case) -> Satisfiability {
             delivered_triggers.push(trigger.value.clone());
             delivered_vars.extend(variables.iter().map(|(k, _)| k.clone()));
         }
-        if let StepForm::Variables { expect, path, locked } = form
-            && let Some(reason) =
-                variables_reason(&seeded, &trigger, &delivered_vars, &delivered_triggers, expect, path, locked)
+        if let StepForm::Variables {
+            expect,
+            path,
+            locked,
+        } = form
+            && let Some(reason) = variables_reason(
+                &seeded,
+                &trigger,
+                &delivered_vars,
+                &delivered_triggers,
+                expect,
+                path,
+                locked,
+            )
         {
             return Satisfiability::Unsatisfiable { step: i, reason };
         }
@@ -691,11 +702,9 @@ fn step(
                         Some((sit.state, cs, false))
                     }
                     (StepForm::Decide { to, comment }, Status::Decision) => {
-                        let edge = s
-                            .wf
-                            .states
-                            .get(sit.state)
-                            .is_some_and(|st| st.transitions.iter().any(|t| t.to.value == to.value));
+                        let edge = s.wf.states.get(sit.state).is_some_and(|st| {
+                            st.transitions.iter().any(|t| t.to.value == to.value)
+                        });
                         match s.index(&to.value).filter(|_| edge) {
                             None => None,
                             Some(target) => {
@@ -850,12 +859,11 @@ fn why_not(s: &Search<'_>, layer: &[usize], form: &StepForm, check: Option<&Chec
                 .iter()
                 .map(|x| {
                     let st = s.slug(x.state);
-                    let edges: Vec<&str> = s
-                        .wf
-                        .states
-                        .get(x.state)
-                        .map(|m| m.transitions.iter().map(|t| t.to.value.as_str()).collect())
-                        .unwrap_or_default();
+                    let edges: Vec<&str> =
+                        s.wf.states
+                            .get(x.state)
+                            .map(|m| m.transitions.iter().map(|t| t.to.value.as_str()).collect())
+                            .unwrap_or_default();
                     format!("`{st}` (edges: {})", edges.join(", "))
                 })
                 .collect();
@@ -919,9 +927,7 @@ fn why_not(s: &Search<'_>, layer: &[usize], form: &StepForm, check: Option<&Chec
             "trigger `{}` never arrives: the case starts with `{}` and delivers no `{}` before this step",
             x.value, s.trigger, x.value
         ),
-        StepForm::NoTraversal => {
-            "every path has committed a transition by this step".into()
-        }
+        StepForm::NoTraversal => "every path has committed a transition by this step".into(),
         StepForm::Trail { count, .. } => {
             let mut seen: Vec<u32> = match check {
                 Some(Check::Exactly(i, _) | Check::AtMost(i, _)) => sits

@@ -126,7 +126,9 @@ steps:
 "#,
     );
     // Two sends give two arrivals: satisfiable.
-    check_case("title: t\ndescription: d\nsteps:\n  - send: hi\n  - send: again\n  - trail: { kind: trigger, count: 2 }\n");
+    check_case(
+        "title: t\ndescription: d\nsteps:\n  - send: hi\n  - send: again\n  - trail: { kind: trigger, count: 2 }\n",
+    );
     // A human step is only written by `decide`.
     check_case(
         r#"title: t
@@ -257,7 +259,10 @@ fn every_corpus_case_is_satisfiable() {
                 // A showcase of every step form, not a passing case: it asserts a decision
                 // park and then an input park after one `send`. A true positive.
                 assert!(
-                    matches!(analyse(&wf, &c), Satisfiability::Unsatisfiable { step: 3, .. }),
+                    matches!(
+                        analyse(&wf, &c),
+                        Satisfiability::Unsatisfiable { step: 3, .. }
+                    ),
                     "{:?}",
                     analyse(&wf, &c)
                 );
@@ -303,7 +308,10 @@ fn the_plan_follows_the_case() {
         ]
     );
     assert_eq!(plan.runs[1].start, "refund-request");
-    assert_eq!(plan.runs[1].moves, vec![adv("refund-request", "refund-review")]);
+    assert_eq!(
+        plan.runs[1].moves,
+        vec![adv("refund-request", "refund-review")]
+    );
     assert_eq!(plan.runs[2].start, "refund-closed");
     assert!(plan.runs[2].moves.is_empty());
     assert!(!plan.needs_runtime_route);

@@ -954,7 +954,12 @@ impl Server {
         }
         let draft = wfx_runner::scaffold::draft(&ctx.fs, &ctx.loc.rel).ok()?;
         let uri = paths::uri_of(&ctx.loc.root, &draft.path)?;
-        let name = draft.path.rsplit('/').next().unwrap_or(&draft.path).to_owned();
+        let name = draft
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or(&draft.path)
+            .to_owned();
         Some(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
             title: format!("Scaffold an agent script ({name})"),
             kind: Some(lsp::CodeActionKind::REFACTOR),

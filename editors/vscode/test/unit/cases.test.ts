@@ -106,3 +106,15 @@ test('stepOutcome: own records decide; otherwise passed only if the run went pas
   const ok = o('passed', [{ step: 1, status: 'not-executed', kind: 'grade' }]);
   assert.deepEqual([0, 1].map((i) => stepOutcome(ok, i)), ['passed', 'skipped']);
 });
+
+test('caseOutcome: a case not run for want of an agent is errored with its hint, never passed', () => {
+  const o = caseOutcome({
+    id: 'x',
+    verdict: { status: 'not-run', failures: [] },
+    records: [],
+    notRun: 'no agent: no agent script `w/tests/x.agent.yaml`, no cassette, and live runs are off',
+  } as RunnerResult);
+  assert.equal(o.outcome, 'errored');
+  assert.deepEqual(o.messages, ['not run: no agent: no agent script `w/tests/x.agent.yaml`, no cassette, and live runs are off']);
+  assert.equal(stepOutcome(o, 0), 'skipped');
+});
