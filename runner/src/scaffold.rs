@@ -440,40 +440,6 @@ fn render(
     o
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn samples_match_their_patterns() {
-        for (token, want) in [
-            ("ORD-1001", Some("ORD-1001")),
-            ("/approv/i", Some("approv")),
-            (
-                "/not authorized|only .* your own|rejected/i",
-                Some("not authorized"),
-            ),
-            (
-                "/scratchpad\\/report\\.json/",
-                Some("scratchpad/report.json"),
-            ),
-            ("/^ORD-\\d+$/", Some("ORD-0")),
-            ("/colou?r/", Some("color")),
-            ("/[Pp]aris/", Some("Paris")),
-            ("/(a|b)c/", None),
-            ("/x{2}/", None),
-        ] {
-            assert_eq!(sample(token).as_deref(), want, "{token}");
-        }
-    }
-
-    #[test]
-    fn an_alternative_that_cannot_match_is_skipped() {
-        // `\bfoo` is not literal text; the second alternative is.
-        assert_eq!(sample("/\\bfoo|bar/").as_deref(), Some("bar"));
-    }
-}
-
 /// `wfx-lsp scaffold <CASE> [--force]` without clap: `case` is a case file path relative to
 /// `cwd` (or absolute); the workspace is the folder above its `workflows/`. Prints the
 /// written path on stdout; errors on stderr (through `inert`). Exit 0 written, 1 refused
@@ -527,5 +493,39 @@ pub fn run_cli(
             let _ = writeln!(stderr, "Error: {}", inert(&m));
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_match_their_patterns() {
+        for (token, want) in [
+            ("ORD-1001", Some("ORD-1001")),
+            ("/approv/i", Some("approv")),
+            (
+                "/not authorized|only .* your own|rejected/i",
+                Some("not authorized"),
+            ),
+            (
+                "/scratchpad\\/report\\.json/",
+                Some("scratchpad/report.json"),
+            ),
+            ("/^ORD-\\d+$/", Some("ORD-0")),
+            ("/colou?r/", Some("color")),
+            ("/[Pp]aris/", Some("Paris")),
+            ("/(a|b)c/", None),
+            ("/x{2}/", None),
+        ] {
+            assert_eq!(sample(token).as_deref(), want, "{token}");
+        }
+    }
+
+    #[test]
+    fn an_alternative_that_cannot_match_is_skipped() {
+        // `\bfoo` is not literal text; the second alternative is.
+        assert_eq!(sample("/\\bfoo|bar/").as_deref(), Some("bar"));
     }
 }
