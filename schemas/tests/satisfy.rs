@@ -15,12 +15,12 @@ use wfx_schemas::satisfy::{Move, Satisfiability, analyse};
 const CASE: &str = "workflows/w/tests/a.test.yaml";
 
 /// Two human states (`review` reachable, `audit` not), an agent path `start → work →
-/// done`, an `island` only its own trigger enters, and a forbidden `archmax_raise`.
+/// done`, an `island` only its own trigger enters, and forbidden `archmax_raise` and `archmax_reset`.
 const WF: &str = r#"
 #- workflows/w/workflow.yaml
 instructions: Test workflow.
 tools:
-  forbid_always: [archmax_raise]
+  forbid_always: [archmax_raise, archmax_reset]
 states:
   start:
     triggers:
@@ -202,6 +202,9 @@ steps:
   - trail: { to: review, kind: agent, count: 1 }
 "#,
     );
+    // The start state is entered by a `trigger` step, which `reachedState` ignores; a
+    // sub-workflow dispatched there could still satisfy it: not judged.
+    check_case("title: t\ndescription: d\nsteps:\n  - send: hi\n  - reachedState: start\n");
 }
 
 /// Loads a corpus folder into a [`MemFiles`]; returns the case paths, sorted.
