@@ -121,7 +121,7 @@ async fn run_case_annotates_steps_and_an_edit_clears_them() {
     let mut c = Client::start();
     c.initialize(ws.path(), None).await;
     c.open(&case, &text, 1).await;
-    assert_eq!(c.lenses(&case).await, ["▶ Run case"]);
+    assert_eq!(c.lenses(&case).await, ["▶ Run case (agent script)"]);
     // Nothing ran because the file was opened.
     assert!(c.hints(&case).await.is_empty());
 
@@ -143,7 +143,7 @@ async fn run_case_annotates_steps_and_an_edit_clears_them() {
         "{hints:?}"
     );
     let lenses = c.lenses(&case).await;
-    assert_eq!(lenses[0], "▶ Run case");
+    assert_eq!(lenses[0], "▶ Run case (agent script)");
     assert!(
         lenses[1].starts_with("✔ passed · 7/8 steps · "),
         "{lenses:?}"
@@ -165,7 +165,7 @@ async fn run_case_annotates_steps_and_an_edit_clears_them() {
     .await;
     // The edit cleared the annotations.
     assert!(c.hints(&case).await.is_empty());
-    assert_eq!(c.lenses(&case).await, ["▶ Run case"]);
+    assert_eq!(c.lenses(&case).await, ["▶ Run case (agent script)"]);
 
     c.run("wfx.runCase", &case).await;
     let diags = c.run_diagnostics(&case).await;

@@ -127,6 +127,28 @@ impl std::fmt::Display for AgentError {
 pub trait Agent {
     /// One model call: the actions of one assistant message. An empty list ends the run.
     fn respond(&mut self, ctx: &TurnContext<'_>) -> Result<Vec<AgentAction>, AgentError>;
+
+    /// `Some(message)` when this is no agent at all (the selection rule found none,
+    /// [`crate::select`]): the case is then not run and is reported "not run" with the
+    /// message, never passed. Default `None`.
+    fn not_run(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The stand-in for a case the selection rule found no agent for: it is never asked to
+/// respond (the interpreter reports the case "not run" first); if it were, it refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoAgent(pub String);
+
+impl Agent for NoAgent {
+    fn respond(&mut self, _ctx: &TurnContext<'_>) -> Result<Vec<AgentAction>, AgentError> {
+        Err(AgentError(self.0.clone()))
+    }
+
+    fn not_run(&self) -> Option<String> {
+        Some(self.0.clone())
+    }
 }
 
 /// An agent that replays an agent script: `turns[run]` on the first call of each run,

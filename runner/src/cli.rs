@@ -57,6 +57,9 @@ pub struct TestOptions {
     pub skip_grades: bool,
     /// Stop after the first failing case.
     pub bail: bool,
+    /// Cases not run for want of an agent (issue 15) do not make the exit code 1; they
+    /// are still reported and counted (`--allow-no-agent`).
+    pub allow_no_agent: bool,
     /// Print each case's whole evidence record in the narration (see
     /// [`report::case_evidence`]); without it, a failed case prints the entries that
     /// explain it.
@@ -279,6 +282,7 @@ pub fn run_cli_with(
         };
         ro.filter = filter.clone();
         ro.bail = opts.bail;
+        ro.allow_no_agent = opts.allow_no_agent;
         ro.script_host = Some(&make_host);
         let count = discover_cases(&fs, dir)
             .iter()
@@ -311,7 +315,12 @@ pub fn run_cli_with(
             let _ = report::summary(stderr, &run);
         }
         code = code.max(run.result.exit_code);
-        let bail = opts.bail && run.result.exit_code == 1;
+        let bail = opts.bail
+            && run
+                .result
+                .results
+                .iter()
+                .any(|r| r.verdict.status == crate::interpret::VerdictStatus::Failed);
         runs.push(run);
         if bail {
             break;

@@ -66,6 +66,11 @@ pub enum VerdictStatus {
     Failed,
     /// `skip:`.
     Skipped,
+    /// Not run: the selection rule found no agent for the case (`"not-run"`, a wfx-lsp
+    /// addition to the reference's statuses; issue 15, docs/cli.md). Counted apart from
+    /// failures; the run exits 1 unless `--allow-no-agent`.
+    #[serde(rename = "not-run")]
+    NotRun,
 }
 
 /// `{status, failures}`.
@@ -102,6 +107,10 @@ pub struct CaseResult {
     /// Set when the case died.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the case was not run, with the hint naming the ways to give it an agent
+    /// (status `not-run`, [`crate::select::not_run_message`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 /// A case run with what narration and the editor need beyond the result.
@@ -697,12 +706,17 @@ impl Record {
 }
 
 /// Reads a case file and reports parse errors the way the reference does (FORMAT §C.1):
-/// any error-severity diagnostic of `check_file` means the case does not parse.
+/// any error-severity diagnostic of `check_file` means the case does not parse — except
+/// `WFX313` ("no agent can pass this case"), a prediction about the run rather than a
+/// reading of the file: such a case still runs, and fails where the run shows.
 fn parse_errors(fs: &dyn FileAccess, path: &str) -> Option<String> {
     let diags = check::check_file(fs, path);
     let errors: Vec<String> = diags
         .iter()
-        .filter(|d| d.severity == Severity::Error)
+        .filter(|d| {
+            d.severity == Severity::Error
+                && d.code.code != wfx_schemas::diagnostics::CASE_UNSATISFIABLE.code
+        })
         .map(|d| d.message.clone())
         .collect();
     (!errors.is_empty()).then(|| format!("{path}: {}", errors.join("; ")))
@@ -721,6 +735,7 @@ pub fn unparsed_result(path: &str, message: String) -> CaseResult {
         },
         records: Vec::new(),
         skip_reason: None,
+        not_run: None,
         error: Some(message),
     }
 }
@@ -796,10 +811,16 @@ pub fn run_case<'h>(
         records: Vec::new(),
         skip_reason: None,
         error: None,
+        not_run: None,
     };
     if let Some(skip) = &case.skip {
         result.verdict.status = VerdictStatus::Skipped;
         result.skip_reason = Some(skip.value.clone());
+        return finish(result, String::new(), Vec::new());
+    }
+    if let Some(why) = agent.not_run() {
+        result.verdict.status = VerdictStatus::NotRun;
+        result.not_run = Some(why);
         return finish(result, String::new(), Vec::new());
     }
     result.session_id = Some(format!(

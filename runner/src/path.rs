@@ -63,6 +63,7 @@ mod tests {
                 records: Vec::new(),
                 skip_reason: None,
                 error: None,
+                not_run: None,
             },
             flow: String::new(),
             duration_ms: 0,

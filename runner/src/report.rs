@@ -17,7 +17,7 @@ use wfx_schemas::inert::{inert, inert_lines, is_unsafe};
 use crate::interpret::{CaseRun, RecordStatus, VerdictStatus};
 use crate::suite::SuiteRun;
 
-/// Passed, failed and skipped counts.
+/// Passed, failed, skipped and not-run counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Passed cases.
@@ -26,6 +26,8 @@ pub struct Counts {
     pub failed: usize,
     /// Skipped cases.
     pub skipped: usize,
+    /// Cases not run for want of an agent (issue 15), counted apart from failures.
+    pub not_run: usize,
 }
 
 impl Counts {
@@ -37,6 +39,7 @@ impl Counts {
                 VerdictStatus::Passed => c.passed += 1,
                 VerdictStatus::Failed => c.failed += 1,
                 VerdictStatus::Skipped => c.skipped += 1,
+                VerdictStatus::NotRun => c.not_run += 1,
             }
         }
         c
@@ -47,14 +50,24 @@ impl Counts {
         self.passed += o.passed;
         self.failed += o.failed;
         self.skipped += o.skipped;
+        self.not_run += o.not_run;
     }
 
-    /// `P passed, F failed, S skipped`.
+    /// `P passed, F failed, S skipped`, then `, N not run (no agent)` when N > 0.
     pub fn line(&self) -> String {
-        format!(
+        let mut s = format!(
             "{} passed, {} failed, {} skipped",
             self.passed, self.failed, self.skipped
-        )
+        );
+        if self.not_run > 0 {
+            s.push_str(&format!(", {} not run (no agent)", self.not_run));
+        }
+        s
+    }
+
+    /// Every case counted.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.skipped + self.not_run
     }
 }
 
@@ -87,6 +100,11 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
             w,
             "  ○ skipped: {}",
             inert(r.skip_reason.as_deref().unwrap_or(""))
+        )?,
+        VerdictStatus::NotRun => writeln!(
+            w,
+            "  ⊘ not run: {}",
+            inert(r.not_run.as_deref().unwrap_or("no agent"))
         )?,
     }
     for f in &r.verdict.failures {
@@ -257,6 +275,7 @@ pub fn summary(w: &mut dyn Write, run: &SuiteRun) -> io::Result<()> {
     for (label, s) in [
         ("failed", VerdictStatus::Failed),
         ("skipped", VerdictStatus::Skipped),
+        ("not run (no agent)", VerdictStatus::NotRun),
     ] {
         let n = names(s);
         if !n.is_empty() {
@@ -317,9 +336,9 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
     writeln!(
         w,
         "<testsuites name=\"wfx-lsp test\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">",
-        total.passed + total.failed + total.skipped,
+        total.total(),
         total.failed,
-        total.skipped,
+        total.skipped + total.not_run,
         secs(ms)
     )?;
     for run in runs {
@@ -328,9 +347,9 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
             w,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{}\">",
             xml_attr(&run.result.workflow),
-            c.passed + c.failed + c.skipped,
+            c.total(),
             c.failed,
-            c.skipped,
+            c.skipped + c.not_run,
             secs(run.duration_ms)
         )?;
         for case in &run.cases {
@@ -355,6 +374,18 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                         w,
                         "      <skipped message=\"{}\"/>",
                         xml_attr(r.skip_reason.as_deref().unwrap_or(""))
+                    )?;
+                    writeln!(w, "    </testcase>")?;
+                }
+                // JUnit has no "not run": a skipped test case whose message starts
+                // `not run: ` (docs/cli.md), counted in `skipped`; the exit code, not
+                // the XML, is what fails CI.
+                VerdictStatus::NotRun => {
+                    writeln!(w, ">")?;
+                    writeln!(
+                        w,
+                        "      <skipped message=\"not run: {}\"/>",
+                        xml_attr(r.not_run.as_deref().unwrap_or("no agent"))
                     )?;
                     writeln!(w, "    </testcase>")?;
                 }
@@ -442,6 +473,7 @@ pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                 VerdictStatus::Passed => "✔ passed",
                 VerdictStatus::Failed => "✖ failed",
                 VerdictStatus::Skipped => "○ skipped",
+                VerdictStatus::NotRun => "⊘ not run (no agent)",
             };
             let count = |s: RecordStatus| r.records.iter().filter(|x| x.status == s).count();
             writeln!(
@@ -494,6 +526,8 @@ pub struct HistoryRow {
     pub failed: usize,
     /// Skipped.
     pub skipped: usize,
+    /// Not run for want of an agent.
+    pub not_run: usize,
     /// Duration, ms.
     pub duration_ms: u64,
 }
@@ -509,10 +543,11 @@ pub fn history_row(runs: &[SuiteRun], started_at: u64, duration_ms: u64) -> Hist
         run_id: format!("{started_at}-{}", workflows.join("+")),
         started_at,
         workflows,
-        total: c.passed + c.failed + c.skipped,
+        total: c.total(),
         passed: c.passed,
         failed: c.failed,
         skipped: c.skipped,
+        not_run: c.not_run,
         duration_ms,
     }
 }

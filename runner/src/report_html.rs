@@ -366,6 +366,9 @@ fn case_section(
     if let Some(reason) = &r.skip_reason {
         let _ = writeln!(o, "<p class=\"note\">Skipped: {}</p>", esc(reason));
     }
+    if let Some(reason) = &r.not_run {
+        let _ = writeln!(o, "<p class=\"note\">Not run: {}</p>", esc(reason));
+    }
     if let Some(e) = &r.error {
         let _ = writeln!(
             o,
@@ -765,10 +768,17 @@ fn flow_html(flow: &str) -> String {
 }
 
 fn counts_html(c: Counts) -> String {
-    format!(
+    let mut s = format!(
         "<span class=\"n passed\">{} passed</span> <span class=\"n failed\">{} failed</span> <span class=\"n skipped\">{} skipped</span>",
         c.passed, c.failed, c.skipped
-    )
+    );
+    if c.not_run > 0 {
+        s.push_str(&format!(
+            " <span class=\"n skipped\">{} not run (no agent)</span>",
+            c.not_run
+        ));
+    }
+    s
 }
 
 fn verdict_class(s: VerdictStatus) -> &'static str {
@@ -776,6 +786,7 @@ fn verdict_class(s: VerdictStatus) -> &'static str {
         VerdictStatus::Passed => "passed",
         VerdictStatus::Failed => "failed",
         VerdictStatus::Skipped => "skipped",
+        VerdictStatus::NotRun => "not-run",
     }
 }
 
@@ -784,6 +795,7 @@ fn verdict_badge(s: VerdictStatus) -> &'static str {
         VerdictStatus::Passed => "<span class=\"badge passed\">✔ passed</span>",
         VerdictStatus::Failed => "<span class=\"badge failed\">✖ failed</span>",
         VerdictStatus::Skipped => "<span class=\"badge skipped\">○ skipped</span>",
+        VerdictStatus::NotRun => "<span class=\"badge skipped\">⊘ not run (no agent)</span>",
     }
 }
 

@@ -11,11 +11,12 @@ use wfx_schemas::check::load_workflow;
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::workspace::{self, FileKind, WorkflowDir, agent_script_path};
 
-use crate::agent::{Agent, ScriptedAgent};
+use crate::agent::{Agent, NoAgent, ScriptedAgent};
 use crate::clock::Clock;
 use crate::grade::{GradePolicy, Judge};
 use crate::interpret::{CaseEnv, CaseResult, CaseRun, VerdictStatus, run_case};
 use crate::script_host::{NoScriptHost, ScriptHost};
+use crate::select::{AgentSource, not_run_message, select_agent};
 
 /// `{workflow, results, exitCode, discovered[, skipped]}` (FORMAT §C.3, §C.4).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -25,7 +26,8 @@ pub struct RunTestsResult {
     pub workflow: String,
     /// Case results in discovery order.
     pub results: Vec<CaseResult>,
-    /// 1 when any verdict failed, else 0.
+    /// 1 when any verdict failed, or any case was not run for want of an agent (unless
+    /// [`RunOptions::allow_no_agent`]), else 0.
     pub exit_code: i32,
     /// Case files found (0 for a disabled workflow).
     pub discovered: usize,
@@ -85,8 +87,17 @@ pub struct RunOptions<'a> {
     pub bail: bool,
     /// Script hosts (default [`NoScriptHost`]).
     pub script_host: Option<HostFactory<'a>>,
-    /// Agents (default: [`scripted_agent`]).
+    /// Agents: overrides the selection rule when set (tests, benchmarks). Default: the
+    /// rule of [`crate::select::select_agent`] (agent script, else live, else not run).
     pub agent: Option<AgentFactory<'a>>,
+    /// Live model runs are allowed (`--live`; the selection rule's third choice).
+    pub live: bool,
+    /// The live agent, used when `live` and the rule picks the model; without it such a
+    /// case is reported "not run".
+    pub live_agent: Option<AgentFactory<'a>>,
+    /// Cases not run for want of an agent do not make the exit code 1
+    /// (`--allow-no-agent`); they are still reported and counted.
+    pub allow_no_agent: bool,
     /// Judges (default: none).
     pub judge: Option<JudgeFactory<'a>>,
     /// Checked between cases; `true` stops the run.
@@ -104,6 +115,9 @@ impl<'a> RunOptions<'a> {
             bail: false,
             script_host: None,
             agent: None,
+            live: false,
+            live_agent: None,
+            allow_no_agent: false,
             judge: None,
             cancelled: None,
         }
@@ -139,11 +153,30 @@ pub fn discover(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<String> {
     workspace::discover_cases(fs, dir)
 }
 
+/// The agent of the case at `path` by the selection rule ([`crate::select`]): the agent
+/// script, else the live agent when `opts.live`, else a [`NoAgent`] (the case is reported
+/// "not run"). [`RunOptions::agent`] overrides the rule.
+pub fn case_agent(opts: &RunOptions<'_>, path: &str) -> Box<dyn Agent> {
+    if let Some(f) = opts.agent {
+        return f(opts.fs, path);
+    }
+    match select_agent(opts.fs, path, opts.live) {
+        AgentSource::AgentScript { .. } => scripted_agent(opts.fs, path),
+        AgentSource::Live => match opts.live_agent {
+            Some(f) => f(opts.fs, path),
+            None => Box::new(NoAgent(format!(
+                "no agent: live runs are allowed but no model is configured; {}",
+                not_run_message(path, &agent_script_path(path))
+            ))),
+        },
+        AgentSource::NoAgent { script_path } => {
+            Box::new(NoAgent(not_run_message(path, &script_path)))
+        }
+    }
+}
+
 fn one_case(opts: &RunOptions<'_>, env: &CaseEnv<'_>, path: &str) -> CaseRun {
-    let mut agent = match opts.agent {
-        Some(f) => f(opts.fs, path),
-        None => scripted_agent(opts.fs, path),
-    };
+    let mut agent = case_agent(opts, path);
     let mut host: Box<dyn ScriptHost> = match opts.script_host {
         Some(f) => f(),
         None => Box::new(NoScriptHost),
@@ -259,12 +292,10 @@ pub fn run_workflow(
             break;
         }
     }
-    result.exit_code = i32::from(
-        result
-            .results
-            .iter()
-            .any(|r| r.verdict.status == VerdictStatus::Failed),
-    );
+    result.exit_code = i32::from(result.results.iter().any(|r| {
+        r.verdict.status == VerdictStatus::Failed
+            || (r.verdict.status == VerdictStatus::NotRun && !opts.allow_no_agent)
+    }));
     let duration_ms = opts.clock.now_ms().saturating_sub(started);
     Ok(SuiteRun {
         result,

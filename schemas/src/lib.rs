@@ -16,6 +16,7 @@ pub mod inert;
 pub mod jsregex;
 pub mod model;
 pub mod rules;
+pub mod satisfy;
 pub mod signature;
 pub mod text;
 pub mod workspace;

@@ -62,6 +62,10 @@ enum Command {
         /// Stop after the first failing case.
         #[arg(long)]
         bail: bool,
+        /// Do not fail the run for cases that were not run for want of an agent (they are
+        /// still reported and counted).
+        #[arg(long)]
+        allow_no_agent: bool,
         /// Print each case's whole evidence record (what happened, step by step) on stderr.
         #[arg(long)]
         verbose: bool,
@@ -73,6 +77,15 @@ enum Command {
         /// states, edges, decisions, triggers, hooks; percent). Implies `--coverage`.
         #[arg(long, value_name = "GROUP=PERCENT,...")]
         coverage_min: Option<String>,
+    },
+    /// Draft `<case>.agent.yaml` for a case from a path through its workflow that
+    /// satisfies its steps; refuses a case no agent can pass.
+    Scaffold {
+        /// The case file (`workflows/<slug>/tests/**/*.test.yaml`).
+        case: String,
+        /// Replace an existing agent script.
+        #[arg(long)]
+        force: bool,
     },
     /// Draw a workflow's graph; with `--case`, light the path a run of that case took.
     Graph {
@@ -202,6 +215,7 @@ fn main() -> ExitCode {
             out,
             skip_grades,
             bail,
+            allow_no_agent,
             verbose,
             coverage,
             coverage_min,
@@ -215,6 +229,7 @@ fn main() -> ExitCode {
                 out_dir: out,
                 skip_grades,
                 bail,
+                allow_no_agent,
                 verbose,
                 coverage,
                 coverage_min,
@@ -223,6 +238,16 @@ fn main() -> ExitCode {
             };
             code(cli::run_test(
                 &opts,
+                &cwd,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+        Some(Command::Scaffold { case, force }) => {
+            init_logging("warn");
+            code(wfx_runner::scaffold::run_cli(
+                &case,
+                force,
                 &cwd,
                 &mut std::io::stdout().lock(),
                 &mut std::io::stderr(),

@@ -116,6 +116,8 @@ export interface RunnerResult {
   records?: RunnerRecord[];
   skipReason?: string;
   error?: string;
+  /** Why a case was not run (status `not-run`: no agent), with the hint naming the ways to give it one. */
+  notRun?: string;
   /** what happened, in order (wfx-lsp's addition to the reference shape, docs/cli.md) */
   evidence?: RunnerEvidence[];
 }
@@ -200,9 +202,10 @@ export function caseOutcome(r: RunnerResult): { outcome: Outcome; messages: stri
   let outcome: Outcome;
   if (status === 'passed') outcome = 'passed';
   else if (status === 'skipped') outcome = 'skipped';
+  else if (status === 'not-run') outcome = 'errored';
   else if (r.error && !(r.records ?? []).some((x) => x.status === 'failed')) outcome = 'errored';
   else outcome = 'failed';
-  const messages = failures.length ? failures : r.error ? [r.error] : r.skipReason ? [r.skipReason] : [];
+  const messages = failures.length ? failures : r.error ? [r.error] : r.notRun ? [`not run: ${r.notRun}`] : r.skipReason ? [r.skipReason] : [];
   return { outcome, messages, steps };
 }
 

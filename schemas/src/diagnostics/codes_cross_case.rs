@@ -115,6 +115,16 @@ code!(
     "`wfx-lsp test` applies a case's `mocks` to every run of its session. The reference's `archmax test` passes them only with `send`: a run resumed by a `decide` or `deliver` step gets none, so a call to a mocked tool after that step reaches the real tool there (FORMAT §B.9, a `wfx-lsp decision`). Reported once per case, at its first `decide` or `deliver` step, with the `mocks` key and any later such steps as related sites.\n\nReported:\n```yaml\nmocks:\n  - tool: send_email\n    result: sent\nsteps:\n  - send: refund ORD-1\n  - decide: { to: refund-closed }\n```\nNot reported: the same case without `mocks`, or without `decide`/`deliver`."
 );
 
+code!(
+    CASE_UNSATISFIABLE,
+    "WFX313",
+    "case-unsatisfiable",
+    Error,
+    "§B.2, §B.5, §E.1–§E.5",
+    "no agent can pass this case: no path through the workflow satisfies its steps in order",
+    "A bounded search over the workflow graph (no execution) looks for a path that the case's actions (`send`, `decide`, `deliver`) and structural assertions (`reachedState`, `parked`, `raised`, `trail`, `triggerArrival`, `noTraversal`, `succeeded`, `variables`) accept in order. Within one model run the agent may follow edges of agent states (`archmax_advance`; entering a human state parks), park with `archmax_wait`, raise, reset, or be routed by `on_error`; a human state moves only by `decide`. Hooks count as passable, so the case is reported only when it fails for every hook outcome and every agent. Reported on the first step no path gets past, with the reason: a state unreachable from the trigger's start state, a park no path reaches, a `decide.to` that is no edge of the state the session is parked at, a count no path gives, a seeded variable expected to differ. When the search hits its bound (4,096 situations per step, 200,000 expansions) nothing is reported. `wfx-lsp scaffold` refuses such a case; `wfx-lsp test` still runs it (it fails where the run shows).\n\nAlso not reported when another error of the case (an unknown state, a `decide` target no human state routes to) already explains it.\n\nReported (`refund-closed` is terminal, so the second `decide` finds no park):\n```yaml\nsteps:\n  - send: refund ORD-1\n  - parked: decision\n  - decide: { to: refund-closed }\n  - decide: { to: refund-closed }\n```\nNot reported: the same case without the second `decide`."
+);
+
 /// The codes of this file.
 pub static CODES: &[&CodeInfo] = &[
     &CASE_UNDECLARED_TRIGGER,
@@ -129,4 +139,5 @@ pub static CODES: &[&CodeInfo] = &[
     &CASE_REQUIRED_VARIABLE_MISSING,
     &CASE_VARIABLE_WRONG_TYPE,
     &CASE_MOCKS_NOT_ON_RESUME,
+    &CASE_UNSATISFIABLE,
 ];

@@ -179,7 +179,38 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
         };
         cx.step(key, entry, &mut out);
     }
+    if ctx.document_parses
+        && !out
+            .iter()
+            .any(|d| d.severity == crate::diagnostics::Severity::Error)
+    {
+        unsatisfiable(wf, file, case, &mut out);
+    }
     out
+}
+
+/// `WFX313` (issue 15; FORMAT §B.2, §B.5, §E.1–§E.5): "no agent can pass this case", from
+/// [`crate::satisfy::analyse`], on the first step no path gets past (a `decide`'s `to`
+/// value, else the step's key). Only when no other error already explains the case.
+fn unsatisfiable(wf: &Workflow, file: &str, case: &Case, out: &mut Vec<Diagnostic>) {
+    let crate::satisfy::Satisfiability::Unsatisfiable { step, reason } =
+        crate::satisfy::analyse(wf, case)
+    else {
+        return;
+    };
+    let Some(st) = case.steps.get(step) else {
+        return;
+    };
+    let range = match st.form() {
+        Some(crate::model::case::StepForm::Decide { to, .. }) => to.range,
+        _ => st.key.as_ref().map_or(st.range, |k| k.range),
+    };
+    out.push(Diagnostic::new(
+        &diagnostics::CASE_UNSATISFIABLE,
+        file,
+        range,
+        format!("no agent can pass this case: {reason}"),
+    ));
 }
 
 /// The single entry of `steps[index]` in the span tree.

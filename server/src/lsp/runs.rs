@@ -79,11 +79,11 @@ pub struct RecordOutcome {
 /// What a run of one case produced, whichever backend ran it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaseOutcome {
-    /// `passed`, `failed` or `skipped`.
+    /// `passed`, `failed`, `skipped` or `not-run` (no agent, issue 15).
     pub verdict: String,
     /// Records in step order.
     pub records: Vec<RecordOutcome>,
-    /// The error of a case that died.
+    /// The error of a case that died; for `not-run`, why (with the hint).
     pub error: Option<String>,
     /// Wall time, ms.
     pub duration_ms: u64,
@@ -131,7 +131,7 @@ fn outcome_from_json(v: &Value, duration_ms: u64) -> CaseOutcome {
                     .collect()
             })
             .unwrap_or_default(),
-        error: s(v, "error"),
+        error: s(v, "error").or_else(|| s(v, "notRun")),
         duration_ms,
         path: None,
         evidence: v
@@ -454,9 +454,10 @@ pub struct StepAnnotation {
 /// Marks each step of the case `text` with `o` (FORMAT §B.2–§B.5, §C.3). Steps with
 /// records: failed if any failed, not executed if all are, else passed. Action steps (no
 /// records): not executed when a not-executed record precedes them (the run halted or died
-/// before), else passed. A skipped case marks nothing.
+/// before), else passed. A skipped case, or one not run for want of an agent, marks
+/// nothing (never a silent pass).
 pub fn step_annotations(text: &str, o: &CaseOutcome) -> Vec<StepAnnotation> {
-    if o.verdict == "skipped" {
+    if o.verdict == "skipped" || o.verdict == "not-run" {
         return Vec::new();
     }
     let parsed = yaml::parse(text);
@@ -513,6 +514,16 @@ pub fn verdict_title(o: &CaseOutcome, steps: &[StepAnnotation]) -> String {
     };
     if o.verdict == "skipped" {
         return format!("{icon} skipped");
+    }
+    if o.verdict == "not-run" {
+        let why: String = o
+            .error
+            .as_deref()
+            .unwrap_or("no agent")
+            .chars()
+            .take(80)
+            .collect();
+        return format!("⊘ not run · {why}");
     }
     let passed = steps.iter().filter(|s| s.mark == StepMark::Passed).count();
     let mut t = format!(

@@ -1052,6 +1052,60 @@ impl Server {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
+    /// "Scaffold an agent script" (issue 15): on a case the selection rule finds no agent
+    /// for, a workspace edit that creates `<case>.agent.yaml` with the draft of
+    /// [`wfx_runner::scaffold::draft`] (read through the overlay, so unsaved edits count).
+    /// Not offered when the client cannot create files through edits, when a script exists,
+    /// or when the case cannot be scaffolded (its diagnostics, e.g. `WFX313`, say why).
+    /// Nothing is written by the server: the client applies the edit.
+    fn scaffold_action(&self, ctx: &Ctx) -> Option<lsp::CodeActionOrCommand> {
+        if !matches!(workspace::classify(&ctx.loc.rel), FileKind::Case(_))
+            || !ctx.s.document_changes
+            || !matches!(
+                wfx_runner::select::select_agent(&ctx.fs, &ctx.loc.rel, false),
+                wfx_runner::select::AgentSource::NoAgent { .. }
+            )
+        {
+            return None;
+        }
+        let draft = wfx_runner::scaffold::draft(&ctx.fs, &ctx.loc.rel).ok()?;
+        let uri = paths::uri_of(&ctx.loc.root, &draft.path)?;
+        let name = draft
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or(&draft.path)
+            .to_owned();
+        Some(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: format!("Scaffold an agent script ({name})"),
+            kind: Some(lsp::CodeActionKind::REFACTOR),
+            edit: Some(lsp::WorkspaceEdit {
+                document_changes: Some(lsp::DocumentChanges::Operations(vec![
+                    lsp::DocumentChangeOperation::Op(lsp::ResourceOp::Create(lsp::CreateFile {
+                        uri: uri.clone(),
+                        options: Some(lsp::CreateFileOptions {
+                            overwrite: Some(false),
+                            ignore_if_exists: Some(true),
+                        }),
+                        annotation_id: None,
+                    })),
+                    lsp::DocumentChangeOperation::Edit(lsp::TextDocumentEdit {
+                        text_document: lsp::OptionalVersionedTextDocumentIdentifier {
+                            uri,
+                            version: None,
+                        },
+                        edits: vec![lsp::OneOf::Left(lsp::TextEdit {
+                            range: lsp::Range::default(),
+                            new_text: draft.text,
+                        })],
+                    }),
+                ])),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
+    }
+
     fn workspace_edit(&self, ctx: &Ctx, edits: &[TextEdit]) -> Option<lsp::WorkspaceEdit> {
         let mut by_file: BTreeMap<&str, Vec<&TextEdit>> = BTreeMap::new();
         for e in edits {
@@ -1632,6 +1686,9 @@ impl LanguageServer for Server {
                     ..Default::default()
                 }));
             }
+            if let Some(a) = self.scaffold_action(&ctx) {
+                out.push(a);
+            }
             out
         })?;
         Ok(Some(actions))
@@ -1717,7 +1774,13 @@ impl LanguageServer for Server {
         let mut out = Vec::new();
         match workspace::classify(&ctx.loc.rel) {
             FileKind::Case(_) => {
-                out.push(lens("▶ Run case".into(), runs::RUN_CASE, true));
+                // The agent the selection rule picks, the same rule `wfx-lsp test` uses.
+                let source = wfx_runner::select::select_agent(&ctx.fs, &ctx.loc.rel, false);
+                out.push(lens(
+                    format!("▶ Run case ({})", source.label()),
+                    runs::RUN_CASE,
+                    true,
+                ));
                 if let Some((snap, a)) = self.current_annotation(&uri) {
                     let title = guard("verdict lens", || {
                         let steps = runs::step_annotations(&snap.text, &a.outcome);

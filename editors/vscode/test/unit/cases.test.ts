@@ -129,3 +129,15 @@ test('a failed step says why: the refusals up to it from the evidence, numbered 
   assert.deepEqual(explainingEvidence(r, 0).length, 2);
   assert.deepEqual(explainingEvidence(r, 2).length, 3);
 });
+
+test('caseOutcome: a case not run for want of an agent is errored with its hint, never passed', () => {
+  const o = caseOutcome({
+    id: 'x',
+    verdict: { status: 'not-run', failures: [] },
+    records: [],
+    notRun: 'no agent: no agent script `w/tests/x.agent.yaml`, no cassette, and live runs are off',
+  } as RunnerResult);
+  assert.equal(o.outcome, 'errored');
+  assert.deepEqual(o.messages, ['not run: no agent: no agent script `w/tests/x.agent.yaml`, no cassette, and live runs are off']);
+  assert.equal(stepOutcome(o, 0), 'skipped');
+});
