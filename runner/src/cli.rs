@@ -14,7 +14,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::inert::inert;
@@ -22,7 +22,12 @@ use wfx_schemas::workspace::{WorkflowDir, discover_cases, discover_workflows};
 
 use crate::clock::{Clock, SystemClock};
 use crate::disk::DiskFiles;
-use crate::grade::{GradePolicy, ModelConfig};
+use crate::agent::Agent;
+use crate::grade::{GradePolicy, Judge, ModelConfig};
+use crate::model::UsageLog;
+use crate::model::judge::{JudgeSettings, ModelJudge};
+use crate::model::live::{LiveAgent, LiveSettings};
+use crate::model::wire::ChatTransport;
 use crate::report::{self, Counts};
 use crate::script_host::ScriptHost;
 use crate::suite::{RunOptions, SuiteError, SuiteRun, run_workflow};
@@ -37,8 +42,31 @@ impl std::fmt::Debug for ScriptHostFactory {
     }
 }
 
+/// Makes the chat transport of a live run from its settings; the binary plugs its HTTP
+/// client in here (the runner has no network code).
+#[derive(Clone)]
+pub struct ChatTransportFactory(
+    pub Arc<dyn Fn(&crate::model::config::ModelEnv) -> Box<dyn ChatTransport> + Send + Sync>,
+);
+
+impl std::fmt::Debug for ChatTransportFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChatTransportFactory(..)")
+    }
+}
+
+/// Reads one environment variable (tests pass a map; `None`: the process environment).
+#[derive(Clone)]
+pub struct EnvLookup(pub Arc<dyn Fn(&str) -> Option<String> + Send + Sync>);
+
+impl std::fmt::Debug for EnvLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnvLookup(..)")
+    }
+}
+
 /// Options of `wfx-lsp test [WORKFLOW|PATH] [FILTER] [--json] [--reporter junit|markdown|json|html]...
-/// [--out DIR] [--skip-grades] [--bail]`.
+/// [--out DIR] [--skip-grades] [--bail] [--live]`.
 #[derive(Clone, Debug, Default)]
 pub struct TestOptions {
     /// A workflow slug, a workflow folder, a workspace root or a case file.
@@ -63,6 +91,53 @@ pub struct TestOptions {
     /// `NoScriptHost` to run without one: hooks and scripts then fail
     /// their step with a "was not executed" error).
     pub script_host: Option<ScriptHostFactory>,
+    /// `--live`: the agent and the judge are the configured model (`ARCHMAX_*` from the
+    /// environment over the workspace's `.env`), reached through `chat`. Without it no
+    /// model is ever called.
+    pub live: bool,
+    /// The chat client of `--live` (the binary's HTTP transport).
+    pub chat: Option<ChatTransportFactory>,
+    /// The environment of `--live` (`None`: the process environment).
+    pub env: Option<EnvLookup>,
+}
+
+/// A resolved `--live` run: settings, the client and the shared token log.
+struct Live {
+    env: crate::model::config::ModelEnv,
+    chat: ChatTransportFactory,
+    usage: Arc<Mutex<UsageLog>>,
+}
+
+/// Resolves `--live` before any case runs: the variables (the process environment over
+/// `<root>/.env`, read through the confined layer) and the client. `Err` names what is
+/// missing; it never contains the key.
+fn live_setup(opts: &TestOptions, root: &Path) -> Result<Option<Live>, String> {
+    if !opts.live {
+        return Ok(None);
+    }
+    let fs = DiskFiles::new(root);
+    let dotenv = fs
+        .read_text(".env")
+        .map(|t| crate::model::config::parse_dotenv(&t))
+        .unwrap_or_default();
+    let process: Box<dyn Fn(&str) -> Option<String>> = match &opts.env {
+        Some(f) => {
+            let f = f.clone();
+            Box::new(move |k: &str| (f.0)(k))
+        }
+        None => Box::new(|k: &str| std::env::var(k).ok()),
+    };
+    let get = crate::model::config::merge_env(&*process, &dotenv);
+    let env = crate::model::config::from_vars(&get)?;
+    let chat = opts
+        .chat
+        .clone()
+        .ok_or("--live needs a model client, and this build of the runner has none")?;
+    Ok(Some(Live {
+        env,
+        chat,
+        usage: Arc::new(Mutex::new(UsageLog::default())),
+    }))
 }
 
 /// What [`run_cli_with`] takes from the process: time and the model settings.
@@ -218,6 +293,13 @@ pub fn run_cli_with(
             ),
         );
     }
+    let live = match live_setup(opts, &plan.root) {
+        Ok(l) => l,
+        Err(m) => {
+            let _ = writeln!(stderr, "Error: {}", inert(&m));
+            return 2;
+        }
+    };
     let fs = DiskFiles::new(&plan.root);
     if plan.suites.is_empty() {
         let all = discover_workflows(&fs, "");
@@ -256,8 +338,57 @@ pub fn run_cli_with(
         let mut ro = RunOptions::new(&fs, ctx.clock);
         ro.grades = GradePolicy {
             skip: opts.skip_grades,
-            model: ctx.model.clone(),
+            model: match &live {
+                Some(l) => Some(ModelConfig {
+                    base_url: l.env.base_url.clone(),
+                    model: l.env.model.clone(),
+                }),
+                None => ctx.model.clone(),
+            },
         };
+        let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
+        let live_agent = |fs: &dyn FileAccess, _case: &str| -> Box<dyn Agent> {
+            match (&live, &workflow) {
+                (Some(l), Some(wf)) => Box::new(LiveAgent::new(
+                    fs,
+                    &dir.dir(),
+                    wf,
+                    (l.chat.0)(&l.env),
+                    LiveSettings {
+                        default_model: l.env.model.clone(),
+                        temperature: l.env.temperature,
+                        max_tokens: l.env.max_tokens,
+                        case_timeout_ms: wf.case_timeout_ms.unwrap_or(120_000),
+                    },
+                    Arc::new(|| SystemClock.now_ms()),
+                    l.usage.clone(),
+                )),
+                _ => crate::suite::scripted_agent(fs, _case),
+            }
+        };
+        let live_judge = || -> Box<dyn Judge> {
+            match (&live, &workflow) {
+                (Some(l), Some(wf)) => {
+                    let (model, temperature, max_tokens) =
+                        crate::model::config::judge_settings(wf, &l.env);
+                    Box::new(ModelJudge::new(
+                        (l.chat.0)(&l.env),
+                        JudgeSettings {
+                            model,
+                            temperature,
+                            max_tokens,
+                            timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
+                        },
+                        l.usage.clone(),
+                    ))
+                }
+                _ => Box::new(crate::grade::NoJudge),
+            }
+        };
+        if live.is_some() {
+            ro.agent = Some(&live_agent);
+            ro.judge = Some(&live_judge);
+        }
         ro.filter = filter.clone();
         ro.bail = opts.bail;
         ro.script_host = Some(&make_host);

@@ -25,6 +25,19 @@ pub trait Judge {
     fn rubric(&mut self, instructions: &str, payload: &Value) -> Result<HookVerdict, String>;
 }
 
+/// A judge that cannot judge (a placeholder where a factory must return one).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoJudge;
+
+impl Judge for NoJudge {
+    fn grade(&mut self, _: &str, _: &str) -> Result<(f64, Option<String>), String> {
+        Err("no grading model is available".into())
+    }
+    fn rubric(&mut self, _: &str, _: &Value) -> Result<HookVerdict, String> {
+        Err("no grading model is available".into())
+    }
+}
+
 /// The model settings read from the environment by the CLI (never by the library).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModelConfig {
@@ -49,7 +62,7 @@ pub fn unavailable_reason(policy: &GradePolicy, has_judge_impl: bool) -> Option<
         return Some("no grading model is configured: set ARCHMAX_API_BASE_URL and ARCHMAX_MODEL, or pass --skip-grades".into());
     }
     if !has_judge_impl {
-        return Some("a grading model is configured, but this build of the runner has no model client; pass --skip-grades".into());
+        return Some("a grading model is configured, but models are only called with --live (no model client without it); pass --live or --skip-grades".into());
     }
     None
 }

@@ -267,6 +267,7 @@ fn evaluate(
     grades: &GradePolicy,
     has_judge_decl: bool,
     judge: Option<&mut dyn Judge>,
+    evidence: Option<&str>,
 ) -> Vec<Record> {
     match form {
         StepForm::Succeeded => {
@@ -651,12 +652,7 @@ fn evaluate(
             let Some(j) = judge else {
                 return vec![failed(criterion)];
             };
-            let evidence = format!(
-                "{}\n\nFinal reply:\n{}",
-                view.transcript,
-                view.reply.clone().unwrap_or_default()
-            );
-            match j.grade(&criterion, &evidence) {
+            match j.grade(&criterion, evidence.unwrap_or_default()) {
                 Ok((score, reason)) => {
                     let score = score.clamp(0.0, 1.0);
                     Record {
@@ -924,6 +920,10 @@ fn drive<'h>(
             continue;
         }
         let view = sim.view();
+        // The judge's evidence (FORMAT §B.6), built only for a `grade` step.
+        let evidence = matches!(form, StepForm::Grade { .. }).then(|| {
+            crate::model::judge::render_evidence(&sim.session.messages, view.reply.as_deref())
+        });
         let out = evaluate(
             &form,
             &view,
@@ -931,6 +931,7 @@ fn drive<'h>(
             &env.grades,
             env.workflow.has_judge,
             sim.judge(),
+            evidence.as_deref(),
         );
         let failed = out.iter().any(|r| r.status == RecordStatus::Failed);
         records.extend(out);

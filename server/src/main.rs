@@ -65,6 +65,10 @@ enum Command {
         /// More narration on stderr.
         #[arg(long)]
         verbose: bool,
+        /// Run the agent and the judge on the configured model (ARCHMAX_API_BASE_URL,
+        /// ARCHMAX_API_KEY, ARCHMAX_MODEL; docs/live-agent.md). Without it no model is called.
+        #[arg(long)]
+        live: bool,
     },
     /// Draw a workflow's graph; with `--case`, light the path a run of that case took.
     Graph {
@@ -195,6 +199,7 @@ fn main() -> ExitCode {
             skip_grades,
             bail,
             verbose,
+            live,
         }) => {
             init_logging("warn");
             let opts = wfx_runner::cli::TestOptions {
@@ -208,6 +213,11 @@ fn main() -> ExitCode {
                 verbose,
                 // `None`: the runner's default host, the QuickJS sandbox.
                 script_host: None,
+                live,
+                chat: Some(wfx_runner::cli::ChatTransportFactory(std::sync::Arc::new(
+                    |env| Box::new(wfx_lsp::live::HttpTransport::new(env)),
+                ))),
+                env: None,
             };
             code(cli::run_test(
                 &opts,
