@@ -242,6 +242,12 @@ impl ScriptedAgent {
         })
     }
 
+    /// The turns of the script, `None` when it is missing (a fake model endpoint replays
+    /// them in the live-agent tests).
+    pub fn turns(&self) -> Option<&[Vec<AgentAction>]> {
+        self.turns.as_deref()
+    }
+
     /// Number of turns in the script (0 when missing).
     pub fn turn_count(&self) -> usize {
         self.turns.as_ref().map_or(0, Vec::len)
