@@ -323,6 +323,8 @@ fn live_run_over_the_example_suite_equals_the_scripted_run_and_never_shows_the_k
     let out = wfx()
         .current_dir(root)
         .env("ARCHMAX_MODEL", MODEL)
+        .env("ARCHMAX_PRICE_INPUT", "3")
+        .env("ARCHMAX_PRICE_OUTPUT", "15")
         .args([
             "test", "order-lookup", "--live", "--json", "--reporter", "junit", "--reporter",
             "markdown", "--reporter", "json", "--reporter", "html", "--out", "results",
@@ -344,6 +346,29 @@ fn live_run_over_the_example_suite_equals_the_scripted_run_and_never_shows_the_k
 
     let seen = fake.requests();
     let live_requests = &seen[judge_calls..];
+
+    // Usage and cost: per case and per suite, in every output. The fake reports 100
+    // prompt and 20 completion tokens per call; $3 / $15 per million.
+    let mut calls = 0;
+    for c in live["results"].as_array().unwrap() {
+        let u = &c["usage"];
+        let n = u["calls"].as_u64().unwrap();
+        assert!(n >= 1, "{c}");
+        assert_eq!(u["promptTokens"].as_u64().unwrap(), 100 * n);
+        assert_eq!(u["completionTokens"].as_u64().unwrap(), 20 * n);
+        let cost = u["costUsd"].as_f64().unwrap();
+        assert!((cost - 0.0006 * n as f64).abs() < 1e-9, "{cost}");
+        calls += n;
+    }
+    assert_eq!(calls as usize, live_requests.len(), "every request is counted once");
+    assert_eq!(live["usage"]["calls"].as_u64().unwrap(), calls);
+    assert!(stderr.contains(&format!("order-lookup: {calls} model calls · {} tokens in, {} out · $", 100 * calls, 20 * calls)), "{stderr}");
+    let read = |name: &str| std::fs::read_to_string(root.join("results").join(name)).unwrap();
+    assert!(read("junit.xml").contains(&format!("<property name=\"wfx.tokens.prompt\" value=\"{}\"/>", 100 * live["results"][0]["usage"]["calls"].as_u64().unwrap())));
+    assert!(read("report.md").contains(&format!("Model use: {calls} model calls")));
+    assert!(read("report.html").contains(&format!("Model use: {calls} model calls")));
+    let history: Value = serde_json::from_str(read("history.jsonl").lines().last().unwrap()).unwrap();
+    assert_eq!(history["usage"]["calls"].as_u64().unwrap(), calls);
     assert!(live_requests.len() > 20, "{}", live_requests.len());
     assert_shapes(live_requests);
     assert!(live_requests.iter().any(is_rubric), "the rubric hook asked the model");

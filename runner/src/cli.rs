@@ -24,7 +24,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::disk::DiskFiles;
 use crate::agent::Agent;
 use crate::grade::{GradePolicy, Judge, ModelConfig};
-use crate::model::UsageLog;
+use crate::model::{RunUsage, UsageLog};
 use crate::model::judge::{JudgeSettings, ModelJudge};
 use crate::model::live::{LiveAgent, LiveSettings};
 use crate::model::wire::ChatTransport;
@@ -397,8 +397,31 @@ pub fn run_cli_with(
             .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
             .count();
         let _ = report::header(stderr, &dir.slug, count);
+        if let Some(l) = &live {
+            let _ = writeln!(
+                stderr,
+                "  live model: agent and judge on `{}` (ARCHMAX_MODEL unless the workflow names one)",
+                inert(&l.env.model)
+            );
+        }
+        let mut per_case: std::collections::BTreeMap<String, RunUsage> = Default::default();
+        let mut seen_calls = live
+            .as_ref()
+            .and_then(|l| l.usage.lock().ok().map(|g| g.calls.len()))
+            .unwrap_or(0);
         let mut narrate = |run: &crate::interpret::CaseRun| {
             let _ = report::case(stderr, run);
+            if let Some(l) = &live {
+                let calls = l
+                    .usage
+                    .lock()
+                    .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
+                    .unwrap_or_default();
+                seen_calls += calls.len();
+                let u = RunUsage::of(&calls, &l.env.prices);
+                let _ = writeln!(stderr, "      {}", u.line());
+                per_case.insert(run.result.id.clone(), u);
+            }
         };
         let run = match run_workflow(&ro, dir, &mut narrate) {
             Ok(r) => r,
@@ -420,6 +443,21 @@ pub fn run_cli_with(
             code = 1;
         } else {
             let _ = report::summary(stderr, &run);
+        }
+        let mut run = run;
+        if live.is_some() {
+            let mut suite = RunUsage::default();
+            for u in per_case.values() {
+                suite.add(u);
+            }
+            for c in &mut run.cases {
+                c.result.usage = per_case.get(&c.result.id).copied();
+            }
+            for r in &mut run.result.results {
+                r.usage = per_case.get(&r.id).copied();
+            }
+            run.result.usage = Some(suite);
+            let _ = writeln!(stderr, "{}: {}", inert(&dir.slug), suite.line());
         }
         code = code.max(run.result.exit_code);
         let bail = opts.bail && run.result.exit_code == 1;

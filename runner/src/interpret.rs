@@ -101,6 +101,9 @@ pub struct CaseResult {
     /// Set when the case died.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Model tokens (and cost) of a `--live` run; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::model::RunUsage>,
 }
 
 /// A case run with what narration and the editor need beyond the result.
@@ -711,6 +714,7 @@ pub fn unparsed_result(path: &str, message: String) -> CaseResult {
         records: Vec::new(),
         skip_reason: None,
         error: Some(message),
+        usage: None,
     }
 }
 
@@ -783,6 +787,7 @@ pub fn run_case<'h>(
         records: Vec::new(),
         skip_reason: None,
         error: None,
+        usage: None,
     };
     if let Some(skip) = &case.skip {
         result.verdict.status = VerdictStatus::Skipped;

@@ -62,6 +62,7 @@ mod tests {
                 records: Vec::new(),
                 skip_reason: None,
                 error: None,
+                usage: None,
             },
             flow: String::new(),
             duration_ms: 0,

@@ -60,3 +60,69 @@ pub fn record_usage(log: &Arc<Mutex<UsageLog>>, role: CallRole, model: &str, usa
         });
     }
 }
+
+/// Token use (and cost) of a case or a suite, as reported in the narration, `--json`
+/// (`usage`), JUnit properties, the Markdown and HTML reports and `history.jsonl`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunUsage {
+    /// Model calls (agent, judge and rubric).
+    pub calls: u64,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+    /// USD, when `ARCHMAX_PRICE_INPUT` and `ARCHMAX_PRICE_OUTPUT` are set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl RunUsage {
+    /// The usage of `calls` priced with `prices`.
+    pub fn of(calls: &[CallUsage], prices: &config::Prices) -> Self {
+        let mut t = Usage::default();
+        for c in calls {
+            t.add(c.usage);
+        }
+        Self {
+            calls: calls.len() as u64,
+            prompt_tokens: t.prompt_tokens,
+            completion_tokens: t.completion_tokens,
+            cached_tokens: t.cached_tokens,
+            cost_usd: prices.cost(t),
+        }
+    }
+
+    /// Adds `other` (costs add when both have one).
+    pub fn add(&mut self, other: &RunUsage) {
+        self.calls += other.calls;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// `7 model calls · 1200 tokens in (100 cached), 300 out · $0.0042` (cost only when
+    /// priced).
+    pub fn line(&self) -> String {
+        let mut out = format!(
+            "{} model call{} · {} tokens in",
+            self.calls,
+            if self.calls == 1 { "" } else { "s" },
+            self.prompt_tokens
+        );
+        if self.cached_tokens > 0 {
+            out.push_str(&format!(" ({} cached)", self.cached_tokens));
+        }
+        out.push_str(&format!(", {} out", self.completion_tokens));
+        if let Some(c) = self.cost_usd {
+            out.push_str(&format!(" · ${c:.4}"));
+        }
+        out
+    }
+}
