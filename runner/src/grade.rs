@@ -1,13 +1,13 @@
 //! The judge seam: `grade` assertions and rubric hooks need a model (FORMAT §B.6, §E.6).
-//! The bundled runner ships no model client; [`Judge`] is where one plugs in, and
-//! [`GradePolicy`] says what happens without one.
+//! [`Judge`] is where one plugs in (`crate::model::judge::ModelJudge` under `test --live`),
+//! and [`GradePolicy`] says what happens without one.
 //!
 //! * `grade` without `tests.judge` in `workflow.yaml`: failed, score 0, the reference's
 //!   "grading model unavailable: declare 'tests: { judge: ... }'" detail.
 //! * `tests.judge` declared but no model configured (`ARCHMAX_API_BASE_URL` /
 //!   `ARCHMAX_MODEL` unset): failed, score 0, naming the two variables.
-//! * A model configured but no [`Judge`] plugged in: failed, naming that this build has no
-//!   model client.
+//! * A model configured but no [`Judge`] plugged in (a run without `--live`): failed,
+//!   saying models are only called with `--live`.
 //! * `--skip-grades`: every `grade` is a `not-executed` record, and every rubric hook
 //!   counts as `ok()` with a runtime note saying it was skipped, so a suite can run offline
 //!   without losing the deterministic assertions. Without `--skip-grades` and without a
