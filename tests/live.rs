@@ -102,12 +102,17 @@ impl Player {
     fn answer(&mut self, s: &Seen) -> Reply {
         if is_judge(s) {
             return Reply::message(
-                Some("Looking at the record and the reply:\n```json\n{\"score\": 1, \"pass\": true, \"reason\": \"The reply meets it.\"}\n```"),
+                Some(
+                    "Looking at the record and the reply:\n```json\n{\"score\": 1, \"pass\": true, \"reason\": \"The reply meets it.\"}\n```",
+                ),
                 json!([]),
             );
         }
         if is_rubric(s) {
-            return Reply::message(Some("{\"verdict\": \"ok\", \"reason\": \"friendly\"}"), json!([]));
+            return Reply::message(
+                Some("{\"verdict\": \"ok\", \"reason\": \"friendly\"}"),
+                json!([]),
+            );
         }
         let msgs = s.body["messages"].as_array().cloned().unwrap_or_default();
         let real = msgs.iter().any(|m| {
@@ -184,12 +189,22 @@ fn verdicts(result: &Value) -> Vec<(String, String, Vec<(String, String, Value)>
 
 /// Every request of a live run has the chat-completions shape we promise.
 fn assert_shapes(seen: &[Seen]) {
-    let known: BTreeSet<&str> = wfx_runner::model::prompt::TOOL_ORDER.iter().copied().collect();
+    let known: BTreeSet<&str> = wfx_runner::model::prompt::TOOL_ORDER
+        .iter()
+        .copied()
+        .collect();
     for (i, s) in seen.iter().enumerate() {
         assert_eq!(s.method, "POST", "request {i}");
         assert_eq!(s.path, "/v1/chat/completions", "request {i}");
-        assert_eq!(s.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
-        assert!(s.header("content-type").unwrap().starts_with("application/json"));
+        assert_eq!(
+            s.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+        assert!(
+            s.header("content-type")
+                .unwrap()
+                .starts_with("application/json")
+        );
         assert_eq!(s.body["model"], MODEL, "request {i}");
         assert_eq!(s.body["stream"], false);
         let msgs = s.body["messages"].as_array().unwrap();
@@ -197,12 +212,18 @@ fn assert_shapes(seen: &[Seen]) {
         let mut open: BTreeSet<String> = BTreeSet::new();
         for m in &msgs[1..] {
             let role = m["role"].as_str().unwrap();
-            assert!(["user", "assistant", "tool"].contains(&role), "request {i}: {role}");
+            assert!(
+                ["user", "assistant", "tool"].contains(&role),
+                "request {i}: {role}"
+            );
             if role == "tool" {
                 let id = m["tool_call_id"].as_str().unwrap();
                 assert!(open.remove(id), "request {i}: result for unknown call {id}");
             } else {
-                assert!(open.is_empty(), "request {i}: calls {open:?} unanswered before a {role} message");
+                assert!(
+                    open.is_empty(),
+                    "request {i}: calls {open:?} unanswered before a {role} message"
+                );
             }
             for c in m["tool_calls"].as_array().into_iter().flatten() {
                 open.insert(c["id"].as_str().unwrap().to_owned());
@@ -228,7 +249,13 @@ fn assert_shapes(seen: &[Seen]) {
                 }
                 // A state whose skills grant nothing never offers archmax_reset
                 // (forbid_always in the example).
-                assert!(tools.as_array().unwrap().iter().all(|t| t["function"]["name"] != "archmax_reset"));
+                assert!(
+                    tools
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|t| t["function"]["name"] != "archmax_reset")
+                );
             }
         }
     }
@@ -270,7 +297,10 @@ fn live_run_over_the_example_suite_equals_the_scripted_run_and_never_shows_the_k
     let fake = Fake::start(2000, move |s| p2.lock().unwrap().answer(s));
     std::fs::write(
         root.join(".env"),
-        format!("# planted\nARCHMAX_API_BASE_URL={}\nARCHMAX_API_KEY={KEY}\n", fake.base),
+        format!(
+            "# planted\nARCHMAX_API_BASE_URL={}\nARCHMAX_API_KEY={KEY}\n",
+            fake.base
+        ),
     )
     .unwrap();
 
@@ -318,7 +348,10 @@ fn live_run_over_the_example_suite_equals_the_scripted_run_and_never_shows_the_k
     let scripted = wfx_runner::suite::run_workflow(&ro, &dir, &mut |_| {}).unwrap();
     let scripted = serde_json::to_value(&scripted.result).unwrap();
     let judge_calls = fake.requests().len();
-    assert!(judge_calls >= 5, "the scripted run's grades asked the judge ({judge_calls})");
+    assert!(
+        judge_calls >= 5,
+        "the scripted run's grades asked the judge ({judge_calls})"
+    );
 
     let out = wfx()
         .current_dir(root)
@@ -326,8 +359,20 @@ fn live_run_over_the_example_suite_equals_the_scripted_run_and_never_shows_the_k
         .env("ARCHMAX_PRICE_INPUT", "3")
         .env("ARCHMAX_PRICE_OUTPUT", "15")
         .args([
-            "test", "order-lookup", "--live", "--json", "--reporter", "junit", "--reporter",
-            "markdown", "--reporter", "json", "--reporter", "html", "--out", "results",
+            "test",
+            "order-lookup",
+            "--live",
+            "--json",
+            "--reporter",
+            "junit",
+            "--reporter",
+            "markdown",
+            "--reporter",
+            "json",
+            "--reporter",
+            "html",
+            "--out",
+            "results",
         ])
         .output()
         .unwrap();
@@ -360,24 +405,45 @@ fn live_run_over_the_example_suite_equals_the_scripted_run_and_never_shows_the_k
         assert!((cost - 0.0006 * n as f64).abs() < 1e-9, "{cost}");
         calls += n;
     }
-    assert_eq!(calls as usize, live_requests.len(), "every request is counted once");
+    assert_eq!(
+        calls as usize,
+        live_requests.len(),
+        "every request is counted once"
+    );
     assert_eq!(live["usage"]["calls"].as_u64().unwrap(), calls);
-    assert!(stderr.contains(&format!("order-lookup: {calls} model calls · {} tokens in, {} out · $", 100 * calls, 20 * calls)), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "order-lookup: {calls} model calls · {} tokens in, {} out · $",
+            100 * calls,
+            20 * calls
+        )),
+        "{stderr}"
+    );
     let read = |name: &str| std::fs::read_to_string(root.join("results").join(name)).unwrap();
-    assert!(read("junit.xml").contains(&format!("<property name=\"wfx.tokens.prompt\" value=\"{}\"/>", 100 * live["results"][0]["usage"]["calls"].as_u64().unwrap())));
+    assert!(read("junit.xml").contains(&format!(
+        "<property name=\"wfx.tokens.prompt\" value=\"{}\"/>",
+        100 * live["results"][0]["usage"]["calls"].as_u64().unwrap()
+    )));
     assert!(read("report.md").contains(&format!("Model use: {calls} model calls")));
     assert!(read("report.html").contains(&format!("Model use: {calls} model calls")));
-    let history: Value = serde_json::from_str(read("history.jsonl").lines().last().unwrap()).unwrap();
+    let history: Value =
+        serde_json::from_str(read("history.jsonl").lines().last().unwrap()).unwrap();
     assert_eq!(history["usage"]["calls"].as_u64().unwrap(), calls);
     assert!(live_requests.len() > 20, "{}", live_requests.len());
     assert_shapes(live_requests);
-    assert!(live_requests.iter().any(is_rubric), "the rubric hook asked the model");
+    assert!(
+        live_requests.iter().any(is_rubric),
+        "the rubric hook asked the model"
+    );
 
     // The key: nowhere in the output or in any file the run wrote.
     assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
     let mut files = Vec::new();
     all_files(root, &mut files);
-    let reports: Vec<_> = files.iter().filter(|f| f.starts_with(root.join("results"))).collect();
+    let reports: Vec<_> = files
+        .iter()
+        .filter(|f| f.starts_with(root.join("results")))
+        .collect();
     assert!(reports.len() >= 5, "{reports:?}");
     for f in &files {
         if f.file_name().is_some_and(|n| n == ".env") {
@@ -434,8 +500,17 @@ fn hello() -> Reply {
 #[test]
 fn tiny_workspace_is_clean_and_passes_live() {
     let (ws, fake) = tiny(|_| hello());
-    let check = wfx().current_dir(ws.path()).args(["check", "."]).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
+    let check = wfx()
+        .current_dir(ws.path())
+        .args(["check", "."])
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
     let (code, text) = run_tiny(ws.path(), &fake);
     assert_eq!(code, 0, "{text}");
     assert_eq!(fake.requests().len(), 1);
@@ -446,7 +521,10 @@ fn unauthorized_is_not_retried_and_names_the_variable() {
     let (ws, fake) = tiny(|_| Reply::status(401, "application/json", "{\"error\":\"bad key\"}"));
     let (code, text) = run_tiny(ws.path(), &fake);
     assert_eq!(code, 1);
-    assert!(text.contains("refused the key (HTTP 401)") && text.contains("ARCHMAX_API_KEY"), "{text}");
+    assert!(
+        text.contains("refused the key (HTTP 401)") && text.contains("ARCHMAX_API_KEY"),
+        "{text}"
+    );
     assert_eq!(fake.requests().len(), 1);
 }
 
@@ -486,13 +564,17 @@ fn server_errors_are_retried_a_bounded_number_of_times() {
     });
     let (code, text) = run_tiny(ws.path(), &fake);
     assert_eq!(code, 1);
-    assert!(text.contains("failed (HTTP 503) and the retries ran out: upstream overloaded"), "{text}");
+    assert!(
+        text.contains("failed (HTTP 503) and the retries ran out: upstream overloaded"),
+        "{text}"
+    );
     assert_eq!(fake.requests().len(), 4);
 }
 
 #[test]
 fn a_non_json_body_is_reported_with_status_type_and_snippet() {
-    let (ws, fake) = tiny(|_| Reply::status(200, "text/html", "<html><body>Gateway login</body></html>"));
+    let (ws, fake) =
+        tiny(|_| Reply::status(200, "text/html", "<html><body>Gateway login</body></html>"));
     let (code, text) = run_tiny(ws.path(), &fake);
     assert_eq!(code, 1);
     assert!(
@@ -530,7 +612,13 @@ fn an_unknown_tool_goes_back_to_the_model_as_an_error_result() {
     let msgs = seen[1].body["messages"].as_array().unwrap();
     let result = msgs.iter().find(|m| m["role"] == "tool").unwrap();
     assert_eq!(result["tool_call_id"], "c1");
-    assert!(result["content"].as_str().unwrap().contains("`frobnicate` is not granted"), "{result}");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("`frobnicate` is not granted"),
+        "{result}"
+    );
     // The error result makes `succeeded` false but the reply assertion holds.
     assert_eq!(code, 0, "{text}");
 }
@@ -541,7 +629,10 @@ fn invalid_argument_json_goes_back_to_the_model_verbatim_with_an_error() {
     let (ws, fake) = tiny(move |_| {
         n += 1;
         if n == 1 {
-            Reply::message(Some("hello"), json!([call("c1", "archmax_advance", "{to: done")]))
+            Reply::message(
+                Some("hello"),
+                json!([call("c1", "archmax_advance", "{to: done")]),
+            )
         } else {
             Reply::message(None, json!([]))
         }
@@ -555,7 +646,13 @@ fn invalid_argument_json_goes_back_to_the_model_verbatim_with_an_error() {
     assert_eq!(asked["content"], "hello");
     assert_eq!(asked["tool_calls"][0]["function"]["arguments"], "{to: done");
     let result = msgs.iter().find(|m| m["role"] == "tool").unwrap();
-    assert!(result["content"].as_str().unwrap().contains("are not valid JSON ({to: done)"), "{result}");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("are not valid JSON ({to: done)"),
+        "{result}"
+    );
 }
 
 #[test]
@@ -570,7 +667,10 @@ fn a_missing_variable_is_named_before_any_case_runs() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(err.contains("Missing required environment variable: ARCHMAX_API_KEY."), "{err}");
+    assert!(
+        err.contains("Missing required environment variable: ARCHMAX_API_KEY."),
+        "{err}"
+    );
     assert!(!err.contains("Hello"), "no case ran: {err}");
     assert!(fake.requests().is_empty());
 }

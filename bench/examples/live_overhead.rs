@@ -94,7 +94,11 @@ fn transcript() -> Vec<AgentMessage> {
     out
 }
 
-fn measure(agent: &mut LiveAgent, wf: &Workflow, mut endpoint_us: impl FnMut() -> f64) -> (f64, f64) {
+fn measure(
+    agent: &mut LiveAgent,
+    wf: &Workflow,
+    mut endpoint_us: impl FnMut() -> f64,
+) -> (f64, f64) {
     let state = wf.state("orders-question").unwrap();
     let tools = wfx_runner::governance::offered_tools(wf, state);
     let messages = transcript();
@@ -127,9 +131,12 @@ fn measure(agent: &mut LiveAgent, wf: &Workflow, mut endpoint_us: impl FnMut() -
 }
 
 fn main() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/customer-support");
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/customer-support");
     let fs = DiskFiles::new(&root);
-    let text = fs.read_text("workflows/order-lookup/workflow.yaml").unwrap();
+    let text = fs
+        .read_text("workflows/order-lookup/workflow.yaml")
+        .unwrap();
     let wf = Workflow::from_node(wfx_schemas::yaml::parse(&text).documents.first().unwrap());
     let settings = LiveSettings {
         default_model: "m".into(),
@@ -138,9 +145,19 @@ fn main() {
         case_timeout_ms: u64::MAX / 2,
     };
     let now = Arc::new(|| 1_796_226_433_000u64);
-    let mut agent = LiveAgent::new(&fs, "workflows/order-lookup", &wf, Box::new(InMemory(body())), settings.clone(), now.clone(), Arc::default());
+    let mut agent = LiveAgent::new(
+        &fs,
+        "workflows/order-lookup",
+        &wf,
+        Box::new(InMemory(body())),
+        settings.clone(),
+        now.clone(),
+        Arc::default(),
+    );
     let (p50, p95) = measure(&mut agent, &wf, || 0.0);
-    println!("in-memory  per model call: median {p50:.0} µs, p95 {p95:.0} µs ({CALLS} calls, 40-message transcript)");
+    println!(
+        "in-memory  per model call: median {p50:.0} µs, p95 {p95:.0} µs ({CALLS} calls, 40-message transcript)"
+    );
 
     // The loopback endpoint: answers each request at once; records its handling time.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -151,7 +168,9 @@ fn main() {
     std::thread::spawn(move || {
         for stream in listener.incoming().take(CALLS) {
             let stream = stream.unwrap();
-            stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
             let mut r = BufReader::new(stream.try_clone().unwrap());
             let mut line = String::new();
             r.read_line(&mut line).unwrap();
@@ -184,7 +203,15 @@ fn main() {
         prices: Default::default(),
     };
     let transport = wfx_lsp::live::HttpTransport::new(&env);
-    let mut agent = LiveAgent::new(&fs, "workflows/order-lookup", &wf, Box::new(transport), settings, now, Arc::default());
+    let mut agent = LiveAgent::new(
+        &fs,
+        "workflows/order-lookup",
+        &wf,
+        Box::new(transport),
+        settings,
+        now,
+        Arc::default(),
+    );
     let mut i = 0;
     let (p50, p95) = measure(&mut agent, &wf, || {
         // The fake's handling time of this call (it has finished writing by now).
@@ -193,5 +220,7 @@ fn main() {
         v
     });
     let _: Value = Value::Null;
-    println!("loopback   per model call: median {p50:.0} µs, p95 {p95:.0} µs (HTTP client + TCP connect on 127.0.0.1, endpoint time subtracted)");
+    println!(
+        "loopback   per model call: median {p50:.0} µs, p95 {p95:.0} µs (HTTP client + TCP connect on 127.0.0.1, endpoint time subtracted)"
+    );
 }

@@ -20,14 +20,14 @@ use wfx_schemas::files::FileAccess;
 use wfx_schemas::inert::inert;
 use wfx_schemas::workspace::{WorkflowDir, discover_cases, discover_workflows};
 
+use crate::agent::Agent;
 use crate::clock::{Clock, SystemClock};
 use crate::disk::DiskFiles;
-use crate::agent::Agent;
 use crate::grade::{GradePolicy, Judge, ModelConfig};
-use crate::model::{RunUsage, UsageLog};
 use crate::model::judge::{JudgeSettings, ModelJudge};
 use crate::model::live::{LiveAgent, LiveSettings};
 use crate::model::wire::ChatTransport;
+use crate::model::{RunUsage, UsageLog};
 use crate::report::{self, Counts};
 use crate::script_host::ScriptHost;
 use crate::suite::{RunOptions, SuiteError, SuiteRun, run_workflow};
@@ -42,12 +42,14 @@ impl std::fmt::Debug for ScriptHostFactory {
     }
 }
 
+/// The function behind a [`ChatTransportFactory`].
+pub type MakeTransport =
+    dyn Fn(&crate::model::config::ModelEnv) -> Box<dyn ChatTransport> + Send + Sync;
+
 /// Makes the chat transport of a live run from its settings; the binary plugs its HTTP
 /// client in here (the runner has no network code).
 #[derive(Clone)]
-pub struct ChatTransportFactory(
-    pub Arc<dyn Fn(&crate::model::config::ModelEnv) -> Box<dyn ChatTransport> + Send + Sync>,
-);
+pub struct ChatTransportFactory(pub Arc<MakeTransport>);
 
 impl std::fmt::Debug for ChatTransportFactory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -57,7 +59,10 @@ impl std::fmt::Debug for ChatTransportFactory {
 
 /// Reads one environment variable (tests pass a map; `None`: the process environment).
 #[derive(Clone)]
-pub struct EnvLookup(pub Arc<dyn Fn(&str) -> Option<String> + Send + Sync>);
+pub struct EnvLookup(pub Arc<GetVar>);
+
+/// Reads one variable.
+pub type GetVar = dyn Fn(&str) -> Option<String> + Send + Sync;
 
 impl std::fmt::Debug for EnvLookup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -120,12 +125,9 @@ fn live_setup(opts: &TestOptions, root: &Path) -> Result<Option<Live>, String> {
         .read_text(".env")
         .map(|t| crate::model::config::parse_dotenv(&t))
         .unwrap_or_default();
-    let process: Box<dyn Fn(&str) -> Option<String>> = match &opts.env {
-        Some(f) => {
-            let f = f.clone();
-            Box::new(move |k: &str| (f.0)(k))
-        }
-        None => Box::new(|k: &str| std::env::var(k).ok()),
+    let process: Arc<GetVar> = match &opts.env {
+        Some(f) => f.0.clone(),
+        None => Arc::new(|k: &str| std::env::var(k).ok()),
     };
     let get = crate::model::config::merge_env(&*process, &dotenv);
     let env = crate::model::config::from_vars(&get)?;

@@ -419,10 +419,13 @@ pub fn history_row(runs: &[SuiteRun], started_at: u64, duration_ms: u64) -> Hist
         failed: c.failed,
         skipped: c.skipped,
         duration_ms,
-        usage: runs.iter().filter_map(|r| r.result.usage).reduce(|mut a, b| {
-            a.add(&b);
-            a
-        }),
+        usage: runs
+            .iter()
+            .filter_map(|r| r.result.usage)
+            .reduce(|mut a, b| {
+                a.add(&b);
+                a
+            }),
     }
 }
 

@@ -95,11 +95,15 @@ fn settings() -> LiveSettings {
 const NOW: u64 = 1_796_226_433_000;
 
 fn corpus() -> DiskFiles {
-    DiskFiles::new(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/customer-support"))
+    DiskFiles::new(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/customer-support"),
+    )
 }
 
 fn workflow(fs: &dyn FileAccess, slug: &str) -> Workflow {
-    let text = fs.read_text(&format!("workflows/{slug}/workflow.yaml")).unwrap();
+    let text = fs
+        .read_text(&format!("workflows/{slug}/workflow.yaml"))
+        .unwrap();
     Workflow::from_node(yaml::parse(&text).documents.first().unwrap())
 }
 
@@ -157,7 +161,15 @@ fn a_reply_only_call_offers_no_tools_and_says_the_run_is_parked() {
     let fs = corpus();
     let wf = workflow(&fs, "order-lookup");
     let (t, _) = scripted(vec![]);
-    let agent = LiveAgent::new(&fs, "workflows/order-lookup", &wf, t, settings(), Arc::new(|| NOW), Arc::default());
+    let agent = LiveAgent::new(
+        &fs,
+        "workflows/order-lookup",
+        &wf,
+        t,
+        settings(),
+        Arc::new(|| NOW),
+        Arc::default(),
+    );
     let tools = vec!["read_file".to_owned()];
     let cause = RunCause::ReplyWhileParked {
         message: "any news?".into(),
@@ -184,8 +196,14 @@ fn a_reply_only_call_offers_no_tools_and_says_the_run_is_parked() {
 #[test]
 fn tool_declarations_in_the_documented_order() {
     let offered: Vec<String> = [
-        "zeta_host", "grep", "archmax_workflow_enrich-order", "read_file", "archmax_advance",
-        "alpha_host", "archmax_set_variables", "archmax_run",
+        "zeta_host",
+        "grep",
+        "archmax_workflow_enrich-order",
+        "read_file",
+        "archmax_advance",
+        "alpha_host",
+        "archmax_set_variables",
+        "archmax_run",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -195,11 +213,20 @@ fn tool_declarations_in_the_documented_order() {
     assert_eq!(
         names,
         [
-            "archmax_advance", "archmax_set_variables", "archmax_run", "read_file", "grep",
-            "archmax_workflow_enrich-order", "alpha_host", "zeta_host"
+            "archmax_advance",
+            "archmax_set_variables",
+            "archmax_run",
+            "read_file",
+            "grep",
+            "archmax_workflow_enrich-order",
+            "alpha_host",
+            "zeta_host"
         ]
     );
-    let all: Vec<String> = wfx_runner::model::prompt::TOOL_ORDER.iter().map(|s| (*s).to_owned()).collect();
+    let all: Vec<String> = wfx_runner::model::prompt::TOOL_ORDER
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
     insta::assert_json_snapshot!("tool-declarations", tool_specs(&all));
 }
 
@@ -243,8 +270,15 @@ fn compact(req: &ChatRequest) -> String {
                 "{:?} {:?}{}{}",
                 m.role,
                 m.content.as_deref().unwrap_or(""),
-                if calls.is_empty() { String::new() } else { format!(" calls=[{}]", calls.join(", ")) },
-                m.tool_call_id.as_ref().map(|i| format!(" answers={i}")).unwrap_or_default()
+                if calls.is_empty() {
+                    String::new()
+                } else {
+                    format!(" calls=[{}]", calls.join(", "))
+                },
+                m.tool_call_id
+                    .as_ref()
+                    .map(|i| format!(" answers={i}"))
+                    .unwrap_or_default()
             )
         })
         .collect::<Vec<_>>()
@@ -258,14 +292,32 @@ fn the_transcript_is_rebuilt_exactly_across_runs() {
     let (t, seen) = scripted(vec![
         answer(
             Some("Looking."),
-            &[("p1", "ls", json!({})), ("p2", "read_file", json!({"file_path": "AGENTS.md"}))],
+            &[
+                ("p1", "ls", json!({})),
+                ("p2", "read_file", json!({"file_path": "AGENTS.md"})),
+            ],
         ),
-        answer(None, &[("p3", "archmax_advance", json!({"to": "review", "reason": "check"}))]),
+        answer(
+            None,
+            &[(
+                "p3",
+                "archmax_advance",
+                json!({"to": "review", "reason": "check"}),
+            )],
+        ),
         answer(Some("A person will decide."), &[]),
         answer(Some("Approved and done."), &[]),
     ]);
     let usage: Arc<Mutex<UsageLog>> = Arc::default();
-    let mut agent = LiveAgent::new(&fs, "workflows/flow", &wf, t, settings(), Arc::new(|| NOW), usage.clone());
+    let mut agent = LiveAgent::new(
+        &fs,
+        "workflows/flow",
+        &wf,
+        t,
+        settings(),
+        Arc::new(|| NOW),
+        usage.clone(),
+    );
     with_flow(&mut agent, |sim| {
         sim.send(0, "hi", &[]).unwrap();
         assert_eq!(sim.session.state, "review");
@@ -323,9 +375,15 @@ fn the_judge_evidence_caps_values_and_the_record_and_keeps_the_reply_whole() {
     assert_eq!(tail, reply, "the reply is whole");
     assert!(record.starts_with("What the assistant did, in order:\n… "));
     let marker = record.lines().nth(1).unwrap();
-    assert!(marker.ends_with(" earlier entries omitted (evidence budget)"), "{marker}");
+    assert!(
+        marker.ends_with(" earlier entries omitted (evidence budget)"),
+        "{marker}"
+    );
     assert!(record.contains("output=") && record.contains(" …(+1200 chars)"));
-    assert!(record.ends_with("41. [runtime:decision] [decision] ok"), "the reply closed the turn: dropped from the record");
+    assert!(
+        record.ends_with("41. [runtime:decision] [decision] ok"),
+        "the reply closed the turn: dropped from the record"
+    );
     let body: usize = record.lines().skip(2).map(|l| l.chars().count() + 1).sum();
     assert!(body <= MAX_RECORD_CHARS, "{body}");
     let empty = render_evidence(&[Msg::User("hi".into())], None);
@@ -352,25 +410,45 @@ fn judge_with(answers: Vec<&str>) -> (ModelJudge, Arc<Mutex<Vec<ChatRequest>>>) 
 
 #[test]
 fn verdicts_are_read_from_prose_or_fences_with_one_retry_then_score_zero() {
-    let (mut j, seen) = judge_with(vec!["Sure: {\"score\": 1.7, \"pass\": true, \"reason\": \"met\"} done"]);
+    let (mut j, seen) = judge_with(vec![
+        "Sure: {\"score\": 1.7, \"pass\": true, \"reason\": \"met\"} done",
+    ]);
     assert_eq!(j.grade("c", "ev").unwrap(), (1.0, Some("met".into())));
-    assert_eq!(seen.lock().unwrap()[0].messages[1].content.as_deref(), Some("Criterion: c\n\nev"));
+    assert_eq!(
+        seen.lock().unwrap()[0].messages[1].content.as_deref(),
+        Some("Criterion: c\n\nev")
+    );
 
-    let (mut j, seen) = judge_with(vec!["I think it is fine.", "```json\n{\"score\": 0.8, \"reason\": \"r {x}\"}\n```"]);
+    let (mut j, seen) = judge_with(vec![
+        "I think it is fine.",
+        "```json\n{\"score\": 0.8, \"reason\": \"r {x}\"}\n```",
+    ]);
     assert_eq!(j.grade("c", "ev").unwrap(), (0.8, Some("r {x}".into())));
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[1].messages.len(), 4);
-    assert_eq!(seen[1].messages[2].content.as_deref(), Some("I think it is fine."));
+    assert_eq!(
+        seen[1].messages[2].content.as_deref(),
+        Some("I think it is fine.")
+    );
     assert_eq!(seen[1].messages[3].content.as_deref(), Some(JSON_ONLY));
     assert_eq!(seen[1].model, "judge-model");
 
     let (mut j, _) = judge_with(vec!["no", "still no {not json}"]);
     assert_eq!(j.grade("c", "ev").unwrap(), (0.0, Some(NO_VERDICT.into())));
 
-    let (mut j, _) = judge_with(vec!["{\"verdict\": \"correct\", \"reason\": \"warmer\"}", "gibberish"]);
-    assert_eq!(j.rubric("be kind", &json!({})).unwrap(), HookVerdict::Correct("warmer".into()));
-    assert!(matches!(j.rubric("be kind", &json!({})).unwrap(), HookVerdict::Veto(_)));
+    let (mut j, _) = judge_with(vec![
+        "{\"verdict\": \"correct\", \"reason\": \"warmer\"}",
+        "gibberish",
+    ]);
+    assert_eq!(
+        j.rubric("be kind", &json!({})).unwrap(),
+        HookVerdict::Correct("warmer".into())
+    );
+    assert!(matches!(
+        j.rubric("be kind", &json!({})).unwrap(),
+        HookVerdict::Veto(_)
+    ));
 }
 
 const BUDGET: &str = "title: B\ninstructions: x\nstates:\n  work:\n    triggers: { manual: }\n    budget: { maxTurns: 2 }\n    on_error: esc\n    transitions: [{ to: esc, description: d }]\n  esc:\n    instructions: Apologise.\n";
@@ -421,9 +499,19 @@ fn max_turns_routes_through_on_error_for_a_looping_model() {
     with_budget(&mut agent, |sim| {
         sim.send(0, "go", &[]).unwrap();
         let v = sim.view();
-        let trail: Vec<(&str, String, Option<String>)> =
-            v.trail.iter().map(|t| (t.kind, t.to.clone(), t.reason.clone())).collect();
-        assert_eq!(trail[1], ("on_error", "esc".into(), Some("state 'work' exhausted its turn budget (maxTurns: 2)".into())));
+        let trail: Vec<(&str, String, Option<String>)> = v
+            .trail
+            .iter()
+            .map(|t| (t.kind, t.to.clone(), t.reason.clone()))
+            .collect();
+        assert_eq!(
+            trail[1],
+            (
+                "on_error",
+                "esc".into(),
+                Some("state 'work' exhausted its turn budget (maxTurns: 2)".into())
+            )
+        );
         assert_eq!(v.tool_calls.len(), 2, "the third call was not executed");
         assert_eq!(v.reply.as_deref(), Some("Sorry."));
     });
@@ -432,16 +520,29 @@ fn max_turns_routes_through_on_error_for_a_looping_model() {
 #[test]
 fn max_turns_counts_a_scripted_agents_runs_in_one_visit() {
     let say = |t: &str| vec![AgentAction::Say(t.into())];
-    let mut agent = ScriptedAgent::from_turns("t.agent.yaml", vec![say("one"), say("two"), say("three"), say("sorry")]);
+    let mut agent = ScriptedAgent::from_turns(
+        "t.agent.yaml",
+        vec![say("one"), say("two"), say("three"), say("sorry")],
+    );
     with_budget(&mut agent, |sim| {
         sim.send(0, "a", &[]).unwrap();
         sim.send(1, "b", &[]).unwrap();
         assert_eq!(sim.session.state, "work");
         sim.send(2, "c", &[]).unwrap();
         let v = sim.view();
-        assert_eq!(v.trail.last().map(|t| (t.kind, t.to.as_str())), Some(("on_error", "esc")));
-        assert!(!v.transcript.contains("three"), "the exceeding call's actions were not executed");
-        assert!(v.notes.iter().any(|(k, t)| *k == "error" && t.contains("exhausted its turn budget (maxTurns: 2)")));
+        assert_eq!(
+            v.trail.last().map(|t| (t.kind, t.to.as_str())),
+            Some(("on_error", "esc"))
+        );
+        assert!(
+            !v.transcript.contains("three"),
+            "the exceeding call's actions were not executed"
+        );
+        assert!(
+            v.notes.iter().any(
+                |(k, t)| *k == "error" && t.contains("exhausted its turn budget (maxTurns: 2)")
+            )
+        );
         assert_eq!(v.reply.as_deref(), Some("two"));
     });
 }

@@ -121,8 +121,7 @@ impl Fake {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (seen2, stop2) = (seen.clone(), stop.clone());
-        let handler: Arc<Mutex<dyn FnMut(&Seen) -> Reply + Send>> =
-            Arc::new(Mutex::new(handler));
+        let handler: Arc<Mutex<dyn FnMut(&Seen) -> Reply + Send>> = Arc::new(Mutex::new(handler));
         std::thread::spawn(move || {
             let mut served = 0;
             for stream in listener.incoming() {
@@ -155,7 +154,9 @@ fn serve(
     seen: &Mutex<Vec<Seen>>,
     handler: &Mutex<dyn FnMut(&Seen) -> Reply + Send>,
 ) {
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {

@@ -276,7 +276,12 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(judge_settings(&wf, &env), ("j".into(), Some(0.0), Some(9)));
-        let bare = Workflow::from_node(wfx_schemas::yaml::parse("states: { a: {} }\n").documents.first().unwrap());
+        let bare = Workflow::from_node(
+            wfx_schemas::yaml::parse("states: { a: {} }\n")
+                .documents
+                .first()
+                .unwrap(),
+        );
         assert_eq!(state_model(&bare, "a", "env"), "env");
         assert_eq!(judge_settings(&bare, &env), ("env".into(), Some(0.7), None));
     }

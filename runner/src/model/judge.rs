@@ -83,7 +83,10 @@ pub fn render_evidence(messages: &[Msg], reply: Option<&str>) -> String {
                         if content.is_empty() {
                             format!("[tool] {name} input={input} → {status} (no output recorded)")
                         } else {
-                            format!("[tool] {name} input={input} → {status} output={}", cap(content))
+                            format!(
+                                "[tool] {name} input={input} → {status} output={}",
+                                cap(content)
+                            )
                         }
                     }
                     None => format!("[tool] {name} input={input} → pending (no output recorded)"),
@@ -147,12 +150,7 @@ pub const JSON_ONLY: &str = "Your answer had no readable JSON object. Reply with
 fn objects(text: &str) -> Vec<Value> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
-    let mut tried = 0;
-    for (start, _) in text.match_indices('{') {
-        if tried >= 64 {
-            break;
-        }
-        tried += 1;
+    for (start, _) in text.match_indices('{').take(64) {
         let (mut depth, mut in_str, mut esc) = (0usize, false, false);
         for (off, &b) in bytes[start..].iter().enumerate() {
             if in_str {
@@ -197,7 +195,11 @@ pub fn parse_verdict(text: &str) -> Option<(f64, Option<String>)> {
         Some(Value::String(s)) => s.trim().parse::<f64>().unwrap_or(0.0),
         _ => 0.0,
     };
-    let score = if score.is_nan() { 0.0 } else { score.clamp(0.0, 1.0) };
+    let score = if score.is_nan() {
+        0.0
+    } else {
+        score.clamp(0.0, 1.0)
+    };
     let reason = v.get("reason").and_then(Value::as_str).map(str::to_owned);
     Some((score, reason))
 }

@@ -193,7 +193,11 @@ pub fn state_section(fs: &dyn FileAccess, wf: &Workflow, state: &State) -> Strin
             ));
         }
     }
-    for e in wf.tools_forbid_always.iter().chain(state.tools_forbid.iter()) {
+    for e in wf
+        .tools_forbid_always
+        .iter()
+        .chain(state.tools_forbid.iter())
+    {
         if !e.paths.is_empty() {
             constraints.push(format!(
                 "- `{}`: never paths matching {}",
@@ -239,7 +243,9 @@ pub fn state_section(fs: &dyn FileAccess, wf: &Workflow, state: &State) -> Strin
         ));
     }
     if state.transitions.is_empty() {
-        graph.push("This state is terminal: answer and stop; there is nowhere to advance to.".into());
+        graph.push(
+            "This state is terminal: answer and stop; there is nowhere to advance to.".into(),
+        );
     } else {
         let mut t = String::from(
             "Transitions — choose one with archmax_advance when this state's work is done:",
@@ -354,7 +360,10 @@ pub fn builtin_tool(name: &str) -> Option<ToolSpec> {
         ),
         "archmax_reset" => (
             "Return the run to its entry state when the current state cannot serve the request.",
-            obj(json!({"reason": {"type": "string", "minLength": 1}}), &["reason"]),
+            obj(
+                json!({"reason": {"type": "string", "minLength": 1}}),
+                &["reason"],
+            ),
         ),
         "archmax_raise" => (
             "End the run as failed because the task cannot be completed. Call it alone.",
@@ -366,7 +375,10 @@ pub fn builtin_tool(name: &str) -> Option<ToolSpec> {
         ),
         "archmax_get_variables" => (
             "Read run variables: all of them, one by name, or a dotted path inside one (-1 is the last item).",
-            obj(json!({"name": s("Variable name."), "path": s("Dotted path inside it.")}), &[]),
+            obj(
+                json!({"name": s("Variable name."), "path": s("Dotted path inside it.")}),
+                &[],
+            ),
         ),
         "archmax_set_variables" => (
             "Set run variables atomically; `lock` makes them read-only for the rest of the run.",
@@ -382,11 +394,17 @@ pub fn builtin_tool(name: &str) -> Option<ToolSpec> {
         ),
         "archmax_run" => (
             "Run a skill script file in the sandbox and return its result.",
-            obj(json!({"file_path": s("Script path, e.g. skills/<skill>/scripts/x.js.")}), &["file_path"]),
+            obj(
+                json!({"file_path": s("Script path, e.g. skills/<skill>/scripts/x.js.")}),
+                &["file_path"],
+            ),
         ),
         "ls" => (
             "List a folder of the session.",
-            obj(json!({"path": s("Folder path; the root when omitted.")}), &[]),
+            obj(
+                json!({"path": s("Folder path; the root when omitted.")}),
+                &[],
+            ),
         ),
         "read_file" => (
             "Read a text file of the session.",
@@ -394,7 +412,10 @@ pub fn builtin_tool(name: &str) -> Option<ToolSpec> {
         ),
         "write_file" => (
             "Create a new file (fails if it exists; use edit_file then).",
-            obj(json!({"file_path": s("File path."), "content": s("Full text.")}), &["file_path", "content"]),
+            obj(
+                json!({"file_path": s("File path."), "content": s("Full text.")}),
+                &["file_path", "content"],
+            ),
         ),
         "edit_file" => (
             "Replace text in an existing file.",
@@ -405,7 +426,11 @@ pub fn builtin_tool(name: &str) -> Option<ToolSpec> {
             ),
         ),
         "copy_file" | "move_file" => (
-            if name == "copy_file" { "Copy a file." } else { "Move or rename a file." },
+            if name == "copy_file" {
+                "Copy a file."
+            } else {
+                "Move or rename a file."
+            },
             obj(
                 json!({"source_path": s("From."), "destination_path": s("To.")}),
                 &["source_path", "destination_path"],
@@ -417,11 +442,17 @@ pub fn builtin_tool(name: &str) -> Option<ToolSpec> {
         ),
         "glob" => (
             "Find files by glob pattern.",
-            obj(json!({"pattern": s("Glob, e.g. **/*.json."), "path": s("Folder to search.")}), &["pattern"]),
+            obj(
+                json!({"pattern": s("Glob, e.g. **/*.json."), "path": s("Folder to search.")}),
+                &["pattern"],
+            ),
         ),
         "grep" => (
             "Search file contents for a text pattern.",
-            obj(json!({"pattern": s("Text to find."), "path": s("Folder or file to search.")}), &["pattern"]),
+            obj(
+                json!({"pattern": s("Text to find."), "path": s("Folder or file to search.")}),
+                &["pattern"],
+            ),
         ),
         "write_todos" => (
             "Keep a short to-do list for this run.",
@@ -458,7 +489,9 @@ pub fn tool_specs(offered: &[String]) -> Vec<ToolSpec> {
     rest.sort_by_key(|o| (!o.starts_with("archmax_workflow_"), o.as_str()));
     for name in rest {
         let description = match name.strip_prefix("archmax_workflow_") {
-            Some(slug) => format!("Run the `{slug}` workflow as a sub-run; its arguments seed the child's locked run variables. Returns its closing message and returns."),
+            Some(slug) => format!(
+                "Run the `{slug}` workflow as a sub-run; its arguments seed the child's locked run variables. Returns its closing message and returns."
+            ),
             None => format!("The host tool `{name}`."),
         };
         out.push(ToolSpec {

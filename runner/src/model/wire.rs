@@ -285,7 +285,10 @@ impl std::fmt::Display for ModelError {
                 "the model endpoint failed (HTTP {status}) and the retries ran out: {snippet}"
             ),
             ModelError::Client { status, snippet } => {
-                write!(f, "the model endpoint rejected the request (HTTP {status}): {snippet}")
+                write!(
+                    f,
+                    "the model endpoint rejected the request (HTTP {status}): {snippet}"
+                )
             }
             ModelError::BadBody {
                 status,
@@ -475,7 +478,10 @@ mod tests {
             max_tokens: None,
         };
         let b = req.to_body();
-        assert_eq!(b["messages"][1]["tool_calls"][0]["function"]["arguments"], "{\"a\":1}");
+        assert_eq!(
+            b["messages"][1]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}"
+        );
         assert_eq!(b["messages"][2]["tool_call_id"], "c1");
         assert!(b.get("tools").is_none());
         assert_eq!(b["temperature"], 0.5);

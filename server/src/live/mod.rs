@@ -117,10 +117,7 @@ impl HttpTransport {
                 }),
             },
             401 | 403 => Attempt::Fail(ModelError::Auth { status }),
-            429 => Attempt::Retry(
-                ModelError::RateLimited { retry_after_ms },
-                retry_after_ms,
-            ),
+            429 => Attempt::Retry(ModelError::RateLimited { retry_after_ms }, retry_after_ms),
             500..=599 => Attempt::Retry(
                 ModelError::Server {
                     status,
