@@ -6,6 +6,13 @@
 //! class (401, 403, 429 with `Retry-After`, 5xx, a non-JSON body, a timeout, an unknown
 //! tool, invalid argument JSON, a missing variable).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code fails loudly"
+)]
+
 mod support;
 
 use std::collections::BTreeSet;
@@ -160,8 +167,11 @@ fn all_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// (kind, status, score) of a record.
+type RecordKey = (String, String, Value);
+
 /// (id, status, [(kind, status, score)]) per case.
-fn verdicts(result: &Value) -> Vec<(String, String, Vec<(String, String, Value)>)> {
+fn verdicts(result: &Value) -> Vec<(String, String, Vec<RecordKey>)> {
     result["results"]
         .as_array()
         .unwrap()

@@ -93,6 +93,9 @@ pub fn call(id: &str, name: &str, args: &str) -> Value {
     json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
 }
 
+/// What answers a request.
+pub type Handler = dyn FnMut(&Seen) -> Reply + Send;
+
 /// The running fake.
 pub struct Fake {
     /// `http://127.0.0.1:<port>/v1`.
@@ -121,7 +124,7 @@ impl Fake {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (seen2, stop2) = (seen.clone(), stop.clone());
-        let handler: Arc<Mutex<dyn FnMut(&Seen) -> Reply + Send>> = Arc::new(Mutex::new(handler));
+        let handler: Arc<Mutex<Handler>> = Arc::new(Mutex::new(handler));
         std::thread::spawn(move || {
             let mut served = 0;
             for stream in listener.incoming() {
@@ -152,7 +155,7 @@ impl Fake {
 fn serve(
     stream: TcpStream,
     seen: &Mutex<Vec<Seen>>,
-    handler: &Mutex<dyn FnMut(&Seen) -> Reply + Send>,
+    handler: &Mutex<Handler>,
 ) {
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
