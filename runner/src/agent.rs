@@ -85,6 +85,19 @@ pub struct AgentMessage {
     pub text: String,
     /// For `assistant`: the tool called, if any; for `tool`: which tool answered.
     pub tool: Option<String>,
+    /// For a call (`assistant` with `tool`) and its result (`tool`): the simulator's call
+    /// id, the same on both, so a transcript can pair them exactly.
+    pub call_id: Option<u64>,
+    /// For a call: its arguments as executed.
+    pub input: Option<Value>,
+    /// For `tool`: the result is an error (raw status `error`, or refused).
+    pub error: bool,
+    /// For `runtime`: the note's kind (`decision`, `event`, `veto`, `error`, `hook`, …).
+    pub note_kind: Option<&'static str>,
+    /// For `assistant`: the 0-based model call (of the whole session) whose actions
+    /// produced it; messages of one model call share it, so a chat transcript can group
+    /// them back into one assistant message. `None` for messages no model call produced.
+    pub group: Option<u64>,
 }
 
 /// What the agent is told at each model call.
@@ -249,6 +262,12 @@ impl ScriptedAgent {
             path: path.to_owned(),
             turns: Some(turns),
         })
+    }
+
+    /// The turns of the script, `None` when it is missing (a fake model endpoint replays
+    /// them in the live-agent tests).
+    pub fn turns(&self) -> Option<&[Vec<AgentAction>]> {
+        self.turns.as_deref()
     }
 
     /// Number of turns in the script (0 when missing).

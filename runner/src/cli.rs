@@ -14,15 +14,20 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::inert::inert;
 use wfx_schemas::workspace::{WorkflowDir, discover_cases, discover_workflows};
 
+use crate::agent::Agent;
 use crate::clock::{Clock, SystemClock};
 use crate::disk::DiskFiles;
-use crate::grade::{GradePolicy, ModelConfig};
+use crate::grade::{GradePolicy, Judge, ModelConfig};
+use crate::model::judge::{JudgeSettings, ModelJudge};
+use crate::model::live::{LiveAgent, LiveSettings};
+use crate::model::wire::ChatTransport;
+use crate::model::{RunUsage, UsageLog};
 use crate::report::{self, Counts};
 use crate::script_host::ScriptHost;
 use crate::suite::{RunOptions, SuiteError, SuiteRun, run_workflow};
@@ -37,8 +42,36 @@ impl std::fmt::Debug for ScriptHostFactory {
     }
 }
 
+/// The function behind a [`ChatTransportFactory`].
+pub type MakeTransport =
+    dyn Fn(&crate::model::config::ModelEnv) -> Box<dyn ChatTransport> + Send + Sync;
+
+/// Makes the chat transport of a live run from its settings; the binary plugs its HTTP
+/// client in here (the runner has no network code).
+#[derive(Clone)]
+pub struct ChatTransportFactory(pub Arc<MakeTransport>);
+
+impl std::fmt::Debug for ChatTransportFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChatTransportFactory(..)")
+    }
+}
+
+/// Reads one environment variable (tests pass a map; `None`: the process environment).
+#[derive(Clone)]
+pub struct EnvLookup(pub Arc<GetVar>);
+
+/// Reads one variable.
+pub type GetVar = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+impl std::fmt::Debug for EnvLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnvLookup(..)")
+    }
+}
+
 /// Options of `wfx-lsp test [WORKFLOW|PATH] [FILTER] [--json] [--reporter junit|markdown|json|html]...
-/// [--out DIR] [--skip-grades] [--bail]`.
+/// [--out DIR] [--skip-grades] [--bail] [--live]`.
 #[derive(Clone, Debug, Default)]
 pub struct TestOptions {
     /// A workflow slug, a workflow folder, a workspace root or a case file.
@@ -75,6 +108,50 @@ pub struct TestOptions {
     /// `NoScriptHost` to run without one: hooks and scripts then fail
     /// their step with a "was not executed" error).
     pub script_host: Option<ScriptHostFactory>,
+    /// `--live`: the agent and the judge are the configured model (`ARCHMAX_*` from the
+    /// environment over the workspace's `.env`), reached through `chat`. Without it no
+    /// model is ever called.
+    pub live: bool,
+    /// The chat client of `--live` (the binary's HTTP transport).
+    pub chat: Option<ChatTransportFactory>,
+    /// The environment of `--live` (`None`: the process environment).
+    pub env: Option<EnvLookup>,
+}
+
+/// A resolved `--live` run: settings, the client and the shared token log.
+struct Live {
+    env: crate::model::config::ModelEnv,
+    chat: ChatTransportFactory,
+    usage: Arc<Mutex<UsageLog>>,
+}
+
+/// Resolves `--live` before any case runs: the variables (the process environment over
+/// `<root>/.env`, read through the confined layer) and the client. `Err` names what is
+/// missing; it never contains the key.
+fn live_setup(opts: &TestOptions, root: &Path) -> Result<Option<Live>, String> {
+    if !opts.live {
+        return Ok(None);
+    }
+    let fs = DiskFiles::new(root);
+    let dotenv = fs
+        .read_text(".env")
+        .map(|t| crate::model::config::parse_dotenv(&t))
+        .unwrap_or_default();
+    let process: Arc<GetVar> = match &opts.env {
+        Some(f) => f.0.clone(),
+        None => Arc::new(|k: &str| std::env::var(k).ok()),
+    };
+    let get = crate::model::config::merge_env(&*process, &dotenv);
+    let env = crate::model::config::from_vars(&get)?;
+    let chat = opts
+        .chat
+        .clone()
+        .ok_or("--live needs a model client, and this build of the runner has none")?;
+    Ok(Some(Live {
+        env,
+        chat,
+        usage: Arc::new(Mutex::new(UsageLog::default())),
+    }))
 }
 
 /// What [`run_cli_with`] takes from the process: time and the model settings.
@@ -240,6 +317,13 @@ pub fn run_cli_with(
             ),
         );
     }
+    let live = match live_setup(opts, &plan.root) {
+        Ok(l) => l,
+        Err(m) => {
+            let _ = writeln!(stderr, "Error: {}", inert(&m));
+            return 2;
+        }
+    };
     let fs = DiskFiles::new(&plan.root);
     if plan.suites.is_empty() {
         let all = discover_workflows(&fs, "");
@@ -278,8 +362,60 @@ pub fn run_cli_with(
         let mut ro = RunOptions::new(&fs, ctx.clock);
         ro.grades = GradePolicy {
             skip: opts.skip_grades,
-            model: ctx.model.clone(),
+            model: match &live {
+                Some(l) => Some(ModelConfig {
+                    base_url: l.env.base_url.clone(),
+                    model: l.env.model.clone(),
+                }),
+                None => ctx.model.clone(),
+            },
         };
+        let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
+        let live_agent = |fs: &dyn FileAccess, _case: &str| -> Box<dyn Agent> {
+            match (&live, &workflow) {
+                (Some(l), Some(wf)) => Box::new(LiveAgent::new(
+                    fs,
+                    &dir.dir(),
+                    wf,
+                    (l.chat.0)(&l.env),
+                    LiveSettings {
+                        default_model: l.env.model.clone(),
+                        temperature: l.env.temperature,
+                        max_tokens: l.env.max_tokens,
+                        case_timeout_ms: wf.case_timeout_ms.unwrap_or(120_000),
+                    },
+                    Arc::new(|| SystemClock.now_ms()),
+                    l.usage.clone(),
+                )),
+                _ => crate::suite::scripted_agent(fs, _case),
+            }
+        };
+        let live_judge = || -> Box<dyn Judge> {
+            match (&live, &workflow) {
+                (Some(l), Some(wf)) => {
+                    let (model, temperature, max_tokens) =
+                        crate::model::config::judge_settings(wf, &l.env);
+                    Box::new(ModelJudge::new(
+                        (l.chat.0)(&l.env),
+                        JudgeSettings {
+                            model,
+                            temperature,
+                            max_tokens,
+                            timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
+                        },
+                        l.usage.clone(),
+                    ))
+                }
+                _ => Box::new(crate::grade::NoJudge),
+            }
+        };
+        if live.is_some() {
+            // The selection rule (crate::select): an agent script still wins; the model
+            // plays the cases that have none.
+            ro.live = true;
+            ro.live_agent = Some(&live_agent);
+            ro.judge = Some(&live_judge);
+        }
         ro.filter = filter.clone();
         ro.bail = opts.bail;
         ro.allow_no_agent = opts.allow_no_agent;
@@ -289,9 +425,32 @@ pub fn run_cli_with(
             .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
             .count();
         let _ = report::header(stderr, &dir.slug, count);
+        if let Some(l) = &live {
+            let _ = writeln!(
+                stderr,
+                "  live model: agent and judge on `{}` (ARCHMAX_MODEL unless the workflow names one)",
+                inert(&l.env.model)
+            );
+        }
+        let mut per_case: std::collections::BTreeMap<String, RunUsage> = Default::default();
+        let mut seen_calls = live
+            .as_ref()
+            .and_then(|l| l.usage.lock().ok().map(|g| g.calls.len()))
+            .unwrap_or(0);
         let mut narrate = |run: &crate::interpret::CaseRun| {
             let _ = report::case(stderr, run);
             let _ = report::case_evidence(stderr, run, opts.verbose);
+            if let Some(l) = &live {
+                let calls = l
+                    .usage
+                    .lock()
+                    .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
+                    .unwrap_or_default();
+                seen_calls += calls.len();
+                let u = RunUsage::of(&calls, &l.env.prices);
+                let _ = writeln!(stderr, "      {}", u.line());
+                per_case.insert(run.result.id.clone(), u);
+            }
         };
         let run = match run_workflow(&ro, dir, &mut narrate) {
             Ok(r) => r,
@@ -313,6 +472,21 @@ pub fn run_cli_with(
             code = 1;
         } else {
             let _ = report::summary(stderr, &run);
+        }
+        let mut run = run;
+        if live.is_some() {
+            let mut suite = RunUsage::default();
+            for u in per_case.values() {
+                suite.add(u);
+            }
+            for c in &mut run.cases {
+                c.result.usage = per_case.get(&c.result.id).copied();
+            }
+            for r in &mut run.result.results {
+                r.usage = per_case.get(&r.id).copied();
+            }
+            run.result.usage = Some(suite);
+            let _ = writeln!(stderr, "{}: {}", inert(&dir.slug), suite.line());
         }
         code = code.max(run.result.exit_code);
         let bail = opts.bail

@@ -1,13 +1,13 @@
 //! The judge seam: `grade` assertions and rubric hooks need a model (FORMAT §B.6, §E.6).
-//! The bundled runner ships no model client; [`Judge`] is where one plugs in, and
-//! [`GradePolicy`] says what happens without one.
+//! [`Judge`] is where one plugs in (`crate::model::judge::ModelJudge` under `test --live`),
+//! and [`GradePolicy`] says what happens without one.
 //!
 //! * `grade` without `tests.judge` in `workflow.yaml`: failed, score 0, the reference's
 //!   "grading model unavailable: declare 'tests: { judge: ... }'" detail.
 //! * `tests.judge` declared but no model configured (`ARCHMAX_API_BASE_URL` /
 //!   `ARCHMAX_MODEL` unset): failed, score 0, naming the two variables.
-//! * A model configured but no [`Judge`] plugged in: failed, naming that this build has no
-//!   model client.
+//! * A model configured but no [`Judge`] plugged in (a run without `--live`): failed,
+//!   saying models are only called with `--live`.
 //! * `--skip-grades`: every `grade` is a `not-executed` record, and every rubric hook
 //!   counts as `ok()` with a runtime note saying it was skipped, so a suite can run offline
 //!   without losing the deterministic assertions. Without `--skip-grades` and without a
@@ -23,6 +23,19 @@ pub trait Judge {
     fn grade(&mut self, criterion: &str, evidence: &str) -> Result<(f64, Option<String>), String>;
     /// Runs a rubric hook with its `instructions` over the hook `payload`.
     fn rubric(&mut self, instructions: &str, payload: &Value) -> Result<HookVerdict, String>;
+}
+
+/// A judge that cannot judge (a placeholder where a factory must return one).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoJudge;
+
+impl Judge for NoJudge {
+    fn grade(&mut self, _: &str, _: &str) -> Result<(f64, Option<String>), String> {
+        Err("no grading model is available".into())
+    }
+    fn rubric(&mut self, _: &str, _: &Value) -> Result<HookVerdict, String> {
+        Err("no grading model is available".into())
+    }
 }
 
 /// The model settings read from the environment by the CLI (never by the library).
@@ -49,7 +62,7 @@ pub fn unavailable_reason(policy: &GradePolicy, has_judge_impl: bool) -> Option<
         return Some("no grading model is configured: set ARCHMAX_API_BASE_URL and ARCHMAX_MODEL, or pass --skip-grades".into());
     }
     if !has_judge_impl {
-        return Some("a grading model is configured, but this build of the runner has no model client; pass --skip-grades".into());
+        return Some("a grading model is configured, but models are only called with --live (no model client without it); pass --live or --skip-grades".into());
     }
     None
 }

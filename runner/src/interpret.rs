@@ -111,6 +111,9 @@ pub struct CaseResult {
     /// (status `not-run`, [`crate::select::not_run_message`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
+    /// Model tokens (and cost) of a `--live` run; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::model::RunUsage>,
 }
 
 /// A case run with what narration and the editor need beyond the result.
@@ -283,6 +286,7 @@ fn evaluate(
     grades: &GradePolicy,
     has_judge_decl: bool,
     judge: Option<&mut dyn Judge>,
+    evidence: Option<&str>,
 ) -> Vec<Record> {
     match form {
         StepForm::Succeeded => {
@@ -667,12 +671,7 @@ fn evaluate(
             let Some(j) = judge else {
                 return vec![failed(criterion)];
             };
-            let evidence = format!(
-                "{}\n\nFinal reply:\n{}",
-                view.transcript,
-                view.reply.clone().unwrap_or_default()
-            );
-            match j.grade(&criterion, &evidence) {
+            match j.grade(&criterion, evidence.unwrap_or_default()) {
                 Ok((score, reason)) => {
                     let score = score.clamp(0.0, 1.0);
                     Record {
@@ -737,6 +736,7 @@ pub fn unparsed_result(path: &str, message: String) -> CaseResult {
         skip_reason: None,
         not_run: None,
         error: Some(message),
+        usage: None,
     }
 }
 
@@ -812,6 +812,7 @@ pub fn run_case<'h>(
         skip_reason: None,
         error: None,
         not_run: None,
+        usage: None,
     };
     if let Some(skip) = &case.skip {
         result.verdict.status = VerdictStatus::Skipped;
@@ -963,6 +964,10 @@ fn drive<'h>(
             continue;
         }
         let view = sim.view();
+        // The judge's evidence (FORMAT §B.6), built only for a `grade` step.
+        let evidence = matches!(form, StepForm::Grade { .. }).then(|| {
+            crate::model::judge::render_evidence(&sim.session.messages, view.reply.as_deref())
+        });
         let out = evaluate(
             &form,
             &view,
@@ -970,6 +975,7 @@ fn drive<'h>(
             &env.grades,
             env.workflow.has_judge,
             sim.judge(),
+            evidence.as_deref(),
         );
         let failed = out.iter().any(|r| r.status == RecordStatus::Failed);
         records.extend(out);

@@ -14,6 +14,7 @@ pub mod governance;
 pub mod grade;
 pub mod interpret;
 pub mod matching;
+pub mod model;
 pub mod path;
 pub mod report;
 pub mod report_html;

@@ -64,6 +64,7 @@ mod tests {
                 skip_reason: None,
                 error: None,
                 not_run: None,
+                usage: None,
             },
             flow: String::new(),
             duration_ms: 0,

@@ -366,10 +366,17 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                 xml_attr(&case.path),
                 secs(case.duration_ms)
             )?;
+            let props = r.usage.map(|u| junit_usage(&u)).unwrap_or_default();
             match r.verdict.status {
-                VerdictStatus::Passed => writeln!(w, "/>")?,
+                VerdictStatus::Passed if props.is_empty() => writeln!(w, "/>")?,
+                VerdictStatus::Passed => {
+                    writeln!(w, ">")?;
+                    write!(w, "{props}")?;
+                    writeln!(w, "    </testcase>")?;
+                }
                 VerdictStatus::Skipped => {
                     writeln!(w, ">")?;
+                    write!(w, "{props}")?;
                     writeln!(
                         w,
                         "      <skipped message=\"{}\"/>",
@@ -391,6 +398,7 @@ pub fn junit(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                 }
                 VerdictStatus::Failed => {
                     writeln!(w, ">")?;
+                    write!(w, "{props}")?;
                     let first = r
                         .verdict
                         .failures
@@ -464,6 +472,10 @@ pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
             continue;
         }
         writeln!(w, "{} ({} ms)", Counts::of(run).line(), run.duration_ms)?;
+        if let Some(u) = &run.result.usage {
+            writeln!(w)?;
+            writeln!(w, "Model use: {}", md(&u.line()))?;
+        }
         writeln!(w)?;
         writeln!(w, "| case | verdict | state flow | assertions | ms |")?;
         writeln!(w, "|---|---|---|---|---|")?;
@@ -509,7 +521,7 @@ pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
 }
 
 /// One `history.jsonl` row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryRow {
     /// `<startedAt>-<workflows joined by +>`.
@@ -530,6 +542,9 @@ pub struct HistoryRow {
     pub not_run: usize,
     /// Duration, ms.
     pub duration_ms: u64,
+    /// Model tokens (and cost) of a `--live` run; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::model::RunUsage>,
 }
 
 /// The summary row of a run.
@@ -549,5 +564,30 @@ pub fn history_row(runs: &[SuiteRun], started_at: u64, duration_ms: u64) -> Hist
         skipped: c.skipped,
         not_run: c.not_run,
         duration_ms,
+        usage: runs
+            .iter()
+            .filter_map(|r| r.result.usage)
+            .reduce(|mut a, b| {
+                a.add(&b);
+                a
+            }),
     }
+}
+
+/// The JUnit `<properties>` of a case's model use (`wfx.model.calls`,
+/// `wfx.tokens.prompt`, `wfx.tokens.completion`, `wfx.tokens.cached`, `wfx.cost.usd`).
+fn junit_usage(u: &crate::model::RunUsage) -> String {
+    let mut out = String::from("      <properties>\n");
+    let mut prop = |k: &str, v: String| {
+        out.push_str(&format!("        <property name=\"{k}\" value=\"{v}\"/>\n"));
+    };
+    prop("wfx.model.calls", u.calls.to_string());
+    prop("wfx.tokens.prompt", u.prompt_tokens.to_string());
+    prop("wfx.tokens.completion", u.completion_tokens.to_string());
+    prop("wfx.tokens.cached", u.cached_tokens.to_string());
+    if let Some(c) = u.cost_usd {
+        prop("wfx.cost.usd", format!("{c:.6}"));
+    }
+    out.push_str("      </properties>\n");
+    out
 }

@@ -174,6 +174,9 @@ fn suite(o: &mut String, si: usize, run: &SuiteRun, fs: &dyn FileAccess, coverag
         counts_html(c),
         run.duration_ms
     );
+    if let Some(u) = &run.result.usage {
+        let _ = writeln!(o, "<p class=\"dim\">Model use: {}</p>", esc(&u.line()));
+    }
     if run.result.skipped.is_some() {
         o.push_str("<p class=\"note\">Suite skipped — the workflow is disabled.</p>\n</section>\n");
         return;
@@ -352,9 +355,12 @@ fn case_section(
     }
     let _ = writeln!(
         o,
-        "<p class=\"dim\"><code>{}</code> · {} ms</p>",
+        "<p class=\"dim\"><code>{}</code> · {} ms{}</p>",
         esc(&case.path),
-        case.duration_ms
+        case.duration_ms,
+        r.usage
+            .map(|u| format!(" · {}", esc(&u.line())))
+            .unwrap_or_default()
     );
     if !case.flow.is_empty() {
         let _ = writeln!(

@@ -19,7 +19,13 @@
 //! * The built-in file tools take `file_path` (`read_file`, `write_file`, `edit_file`,
 //!   `remove_file`), `path` (`ls`, `glob`, `grep`) and `source_path`/`destination_path`
 //!   (`copy_file`, `move_file`); `write_file` refuses an existing file (use `edit_file`).
-//! * `budget.maxTurns` and `budget.timeoutMs` are not enforced; `maxParks` is.
+//! * `budget.maxTurns` counts the model calls that returned actions in one visit of a
+//!   state (consecutive calls in that state); the call that would exceed it is not
+//!   executed and routes `state '<s>' exhausted its turn budget (maxTurns: N)` through
+//!   `on_error` (or rejects the session without one), as the reference's `beforeModel`
+//!   does. `maxParks` is enforced too; `budget.timeoutMs` applies to live model calls.
+//! * A model run has at most [`MAX_MODEL_CALLS_PER_RUN`] calls; one more kills the case
+//!   with an error naming the cap (the counterpart of the reference's recursion limit).
 //!
 //! Must not: read the clock other than through [`Clock`], print, or depend on a specific
 //! agent implementation.
@@ -165,6 +171,10 @@ pub struct PendingInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resume_at: Option<String>,
 }
+
+/// The most model calls one model run may make (FORMAT has no such bound; the reference's
+/// counterpart is its recursion limit of 400 graph steps).
+pub const MAX_MODEL_CALLS_PER_RUN: usize = 50;
 
 /// A transcript message.
 #[derive(Clone, Debug, PartialEq)]
@@ -318,6 +328,12 @@ pub struct Simulator<'w, 'h> {
     judge: Option<&'h mut dyn Judge>,
     runs: usize,
     step: usize,
+    /// Model calls so far (all runs), the `group` of their messages.
+    model_calls: u64,
+    /// `(first message, end, group)` of each model call's messages, in order.
+    call_spans: Vec<(usize, usize, u64)>,
+    /// `(state, calls)`: model calls with actions in the current visit of `state`.
+    state_turns: (String, u64),
     /// State flow for narration: entered states in order, consecutive repeats dropped.
     pub flow: Vec<String>,
 }
@@ -900,6 +916,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
             judge,
             runs: 0,
             step: 0,
+            model_calls: 0,
+            call_spans: Vec::new(),
+            state_turns: (String::new(), 0),
             flow: Vec::new(),
         }
     }
@@ -1185,11 +1204,13 @@ impl<'w, 'h> Simulator<'w, 'h> {
         });
     }
 
-    /// One model run: calls the agent until it returns no actions (at most 32 calls).
+    /// One model run: calls the agent until it returns no actions, at most
+    /// [`MAX_MODEL_CALLS_PER_RUN`] times (one more is an error naming the cap: bounded
+    /// work). Each call with actions counts against the state's `budget.maxTurns`.
     fn run_agent(&mut self, cause: RunCause) -> Result<(), SimError> {
         let run = self.runs;
         self.runs += 1;
-        for call in 0..32 {
+        for call in 0..=MAX_MODEL_CALLS_PER_RUN {
             let wf = self.session.wf();
             let state = self.session.state_model();
             let tools = state
@@ -1214,8 +1235,31 @@ impl<'w, 'h> Simulator<'w, 'h> {
             };
             let actions = self.agent.respond(&ctx).map_err(|e| SimError(e.0))?;
             if actions.is_empty() {
-                break;
+                return Ok(());
             }
+            if call == MAX_MODEL_CALLS_PER_RUN {
+                return Err(SimError(format!(
+                    "{} made more than {MAX_MODEL_CALLS_PER_RUN} model calls without ending with a reply (the per-run cap); the run was stopped",
+                    cause.describe()
+                )));
+            }
+            if self.state_turns.0 != state_slug {
+                self.state_turns = (state_slug.clone(), 0);
+            }
+            self.state_turns.1 += 1;
+            if let Some(max) = state.and_then(|s| s.max_turns)
+                && self.state_turns.1 > max
+                && !self.session.reply_only
+            {
+                let reason =
+                    format!("state '{state_slug}' exhausted its turn budget (maxTurns: {max})");
+                self.terminal_rejection(&reason)?;
+                continue;
+            }
+            let group = self.model_calls;
+            self.model_calls += 1;
+            let first = self.session.messages.len();
+            let mut raised = false;
             for action in actions {
                 match action {
                     AgentAction::Say(text) => {
@@ -1231,38 +1275,78 @@ impl<'w, 'h> Simulator<'w, 'h> {
                     AgentAction::Call { tool, input } => self.agent_call(&tool, input)?,
                 }
                 if self.session.raised.is_some() {
-                    return Ok(());
+                    raised = true;
+                    break;
                 }
+            }
+            self.call_spans
+                .push((first, self.session.messages.len(), group));
+            if raised {
+                return Ok(());
             }
         }
         Ok(())
     }
 
     fn agent_messages(&self) -> Vec<AgentMessage> {
+        let mut spans = self.call_spans.iter().peekable();
         self.session
             .messages
             .iter()
-            .map(|m| match m {
-                Msg::User(t) => AgentMessage {
+            .enumerate()
+            .map(|(i, m)| {
+                while spans.peek().is_some_and(|(_, end, _)| *end <= i) {
+                    spans.next();
+                }
+                let group = spans
+                    .peek()
+                    .filter(|(first, _, _)| *first <= i)
+                    .map(|(_, _, g)| *g);
+                let base = AgentMessage {
                     role: "user",
-                    text: t.clone(),
+                    text: String::new(),
                     tool: None,
-                },
-                Msg::Assistant { text, call } => AgentMessage {
-                    role: "assistant",
-                    text: text.clone(),
-                    tool: call.as_ref().map(|c| c.1.clone()),
-                },
-                Msg::Tool { name, content, .. } => AgentMessage {
-                    role: "tool",
-                    text: content.clone(),
-                    tool: Some(name.clone()),
-                },
-                Msg::Note { text, .. } => AgentMessage {
-                    role: "runtime",
-                    text: text.clone(),
-                    tool: None,
-                },
+                    call_id: None,
+                    input: None,
+                    error: false,
+                    note_kind: None,
+                    group: None,
+                };
+                match m {
+                    Msg::User(t) => AgentMessage {
+                        text: t.clone(),
+                        ..base
+                    },
+                    Msg::Assistant { text, call } => AgentMessage {
+                        role: "assistant",
+                        text: text.clone(),
+                        tool: call.as_ref().map(|c| c.1.clone()),
+                        call_id: call.as_ref().map(|c| c.0),
+                        input: call.as_ref().map(|c| c.2.clone()),
+                        group,
+                        ..base
+                    },
+                    Msg::Tool {
+                        call_id,
+                        name,
+                        content,
+                        error,
+                        blocked,
+                    } => AgentMessage {
+                        role: "tool",
+                        text: content.clone(),
+                        tool: Some(name.clone()),
+                        call_id: Some(*call_id),
+                        error: *error || *blocked,
+                        ..base
+                    },
+                    Msg::Note { kind, text } => AgentMessage {
+                        role: "runtime",
+                        text: text.clone(),
+                        note_kind: Some(kind),
+                        ..base
+                    },
+                }
             })
             .collect()
     }
@@ -1316,6 +1400,13 @@ impl<'w, 'h> Simulator<'w, 'h> {
             let at = self.session.state.clone();
             self.session.observed.call(&at, tool, true);
             self.push_result(id, tool, format!("Refused (tool.reply-only): `{tool}` was not run; this turn may only reply, because the session is {}.", self.session.status.as_str()), true, true);
+            return Ok(());
+        }
+        if let Value::String(raw) = &input {
+            // A live model's arguments that are not JSON arrive verbatim as a string
+            // (`model::wire::ToolArgs::Invalid`): an error result the model can correct.
+            let shown: String = raw.chars().take(200).collect();
+            self.push_result(id, tool, format!("Call refused before it ran: the arguments of `{tool}` are not valid JSON ({shown}). Send the arguments as one JSON object."), true, false);
             return Ok(());
         }
         let input = match governance::substitute_input(&input, &self.session.plain_vars()) {

@@ -34,6 +34,9 @@ pub struct RunTestsResult {
     /// `"disabled"` for a disabled workflow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<&'static str>,
+    /// Model tokens (and cost) of the suite in a `--live` run; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::model::RunUsage>,
 }
 
 /// A suite run: the result plus per-case runs (flows, durations) and the run's duration.
@@ -246,6 +249,7 @@ pub fn run_workflow(
         exit_code: 0,
         discovered: 0,
         skipped: None,
+        usage: None,
     };
     if workflow.disabled {
         result.skipped = Some("disabled");

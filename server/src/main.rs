@@ -77,6 +77,10 @@ enum Command {
         /// states, edges, decisions, triggers, hooks; percent). Implies `--coverage`.
         #[arg(long, value_name = "GROUP=PERCENT,...")]
         coverage_min: Option<String>,
+        /// Run the agent and the judge on the configured model (ARCHMAX_API_BASE_URL,
+        /// ARCHMAX_API_KEY, ARCHMAX_MODEL; docs/live-agent.md). Without it no model is called.
+        #[arg(long)]
+        live: bool,
     },
     /// Draft `<case>.agent.yaml` for a case from a path through its workflow that
     /// satisfies its steps; refuses a case no agent can pass.
@@ -219,6 +223,7 @@ fn main() -> ExitCode {
             verbose,
             coverage,
             coverage_min,
+            live,
         }) => {
             init_logging("warn");
             let opts = wfx_runner::cli::TestOptions {
@@ -235,6 +240,11 @@ fn main() -> ExitCode {
                 coverage_min,
                 // `None`: the runner's default host, the QuickJS sandbox.
                 script_host: None,
+                live,
+                chat: Some(wfx_runner::cli::ChatTransportFactory(std::sync::Arc::new(
+                    |env| Box::new(wfx_lsp::live::HttpTransport::new(env)),
+                ))),
+                env: None,
             };
             code(cli::run_test(
                 &opts,

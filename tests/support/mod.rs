@@ -5,6 +5,7 @@
 
 #![allow(dead_code, reason = "each test crate uses a subset")]
 
+pub mod fake_model;
 pub mod inprocess;
 pub mod stdio;
 
