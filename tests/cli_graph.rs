@@ -72,8 +72,10 @@ fn a_case_run_lights_refund_review() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let reached = &v["path"]["reached"];
-    assert_eq!(reached["refund-review"], 0, "{v}");
-    assert_eq!(reached["refund-closed"], 5, "{v}");
+    // 1-based step numbers (issue 16): reached during step 1 (`steps[0]`, the send) and
+    // step 6 (`steps[5]`, the decide).
+    assert_eq!(reached["refund-review"], 1, "{v}");
+    assert_eq!(reached["refund-closed"], 6, "{v}");
     assert!(reached.get("orders-question").is_none());
     assert_eq!(
         v["path"]["edges"][0],

@@ -153,7 +153,7 @@ async fn run_case_annotates_steps_and_an_edit_clears_them() {
     let g = c
         .request("wfx/graph", json!({"textDocument": {"uri": uri(&case)}}))
         .await;
-    assert_eq!(g["path"]["reached"]["refund-review"], 0, "{}", g["path"]);
+    assert_eq!(g["path"]["reached"]["refund-review"], 1, "{}", g["path"]);
 
     // Break the case: refund-closed is not reached before the decision, the structural
     // assertion halts the run, later assertions are not executed.
