@@ -255,7 +255,15 @@ async fn wfx_graph_returns_every_state_of_the_current_text() {
     let mut c = Client::start();
     c.initialize(ws.path(), None).await;
     c.open(&wf, &text, 1).await;
-    assert_eq!(c.lenses(&wf).await, ["▶ Run all cases"]);
+    // "Run all cases", then the coverage lenses (issue 17): the 8 cases with the manual
+    // trigger reach `identify-case`, which comes first.
+    let lenses = c.lenses(&wf).await;
+    assert_eq!(lenses[0], "▶ Run all cases");
+    assert_eq!(lenses[1], "reached by 8 cases", "{lenses:?}");
+    assert!(
+        lenses.iter().any(|l| l == "decided by 1 case"),
+        "{lenses:?}"
+    );
     let g = c
         .request("wfx/graph", json!({"textDocument": {"uri": uri(&wf)}}))
         .await;
@@ -280,6 +288,13 @@ async fn wfx_graph_returns_every_state_of_the_current_text() {
         line_of(&text, "refund-review:")
     );
     assert!(g["mermaid"].as_str().unwrap().starts_with("flowchart TD"));
+    // No case has run: the coverage the cases' assertions name, drawn into the SVG.
+    assert_eq!(g["coverage"]["source"], "assertions");
+    assert_eq!(g["coverage"]["reached"]["identify-case"], 8);
+    assert!(g["coverage"]["reached"].get("clarify").is_none());
+    let svg = g["svg"].as_str().unwrap();
+    assert!(svg.contains("identify-case ×8"), "{svg}");
+    assert!(svg.contains("clarify (not covered)"), "{svg}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -657,8 +657,8 @@ impl SuiteCoverage {
     pub fn markdown(&self) -> String {
         use crate::report::md;
         let mut o = format!(
-            "### Coverage of `{}` ({} cases)\n\n| | covered | total | % |\n|---|---:|---:|---:|\n",
-            md(&self.workflow).replace('`', ""),
+            "### Coverage of {} ({} cases)\n\n| | covered | total | % |\n|---|---:|---:|---:|\n",
+            md(&self.workflow),
             self.cases
         );
         let s = &self.summary;
