@@ -148,7 +148,7 @@ pub fn check_pattern(pattern: &str) -> Result<(), GlobLimit> {
 pub fn expand_braces(pattern: &str) -> Result<Vec<String>, GlobLimit> {
     // A spent budget refuses before any work; otherwise the glob's own length is charged
     // up front and its expansion after (each is bounded by MAX_EXPANDED_CHARS).
-    if !charge(pattern.len().min(MAX_EXPANDED_CHARS + 1).max(1)) {
+    if !charge(pattern.len().clamp(1, MAX_EXPANDED_CHARS + 1)) {
         return Err(GlobLimit::FileBudget);
     }
     let chars: Vec<char> = pattern.chars().take(MAX_EXPANDED_CHARS + 1).collect();

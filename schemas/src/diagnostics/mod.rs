@@ -157,7 +157,8 @@ pub struct Diagnostic {
     pub fixes: Vec<Fix>,
     /// For a `WFX009` made while checking ([`push_bounded`]): how many further problems of
     /// this file it stands for (counted, never built); 0 for every other diagnostic.
-    pub left_out: usize,
+    /// (`u32`, so a `Diagnostic` stays 120 bytes.)
+    pub left_out: u32,
 }
 
 impl PartialEq for CodeInfo {
@@ -281,11 +282,12 @@ pub fn count_left_out(
     if n == 0 {
         return;
     }
+    let n = u32::try_from(n).unwrap_or(u32::MAX);
     if let Some(last) = out.last_mut()
         && last.left_out > 0
         && last.file == file
     {
-        last.left_out += n;
+        last.left_out = last.left_out.saturating_add(n);
         last.severity = last.severity.min(severity);
         return;
     }
@@ -312,7 +314,7 @@ pub fn cap_per_file(diags: &mut Vec<Diagnostic>) {
     /// severity.
     fn flush(out: &mut Vec<Diagnostic>, left: &mut Option<(Diagnostic, usize, Severity)>) {
         if let Some((first, n, worst)) = left.take() {
-            let message = if first.code == &TOO_MANY_PROBLEMS {
+            let message = if first.code.code == TOO_MANY_PROBLEMS.code {
                 format!(
                     "{n} more problems in this file are not reported (at most {MAX_PER_FILE} per file)"
                 )
@@ -338,7 +340,7 @@ pub fn cap_per_file(diags: &mut Vec<Diagnostic>) {
         let e = counted
             .entry(d.file.clone())
             .or_insert((0, d.severity, d.range));
-        e.0 += d.left_out;
+        e.0 += d.left_out as usize;
         e.1 = e.1.min(d.severity);
         false
     });
