@@ -929,7 +929,7 @@ fn drive<'h>(
             if let Err(e) = r {
                 // The case's time ran out inside the step (hooks, `sim.deadline_ms`): the
                 // reference's timeout message, as between steps.
-                result = Err(if env.clock.now_ms().saturating_sub(started) >= timeout {
+                result = Err(if e.0.starts_with(crate::sim::CASE_TIME_RAN_OUT) {
                     SimError(format!(
                         "case '{}' timed out after {timeout}ms (tests.caseTimeoutMs)",
                         case_id(&tests_dir, path)

@@ -330,6 +330,10 @@ enum HookOutcome {
     Failed(String),
 }
 
+/// How the [`SimError`] of a case whose time ran out inside a step starts (see
+/// [`Simulator::deadline_ms`]); the interpreter reports it as the case's timeout.
+pub const CASE_TIME_RAN_OUT: &str = "the case's time ran out";
+
 /// The result of a tool: content and whether it is an error.
 type ToolResult = Result<String, String>;
 
@@ -897,7 +901,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
         match deadline.checked_sub(self.session.cfg.clock.now_ms()) {
             Some(left) if left > 0 => Ok(Some(left)),
             _ => Err(SimError(format!(
-                "the case's time ran out while the hooks of `{state}` were running (tests.caseTimeoutMs)"
+                "{CASE_TIME_RAN_OUT} while the hooks of `{state}` were running (tests.caseTimeoutMs)"
             ))),
         }
     }
