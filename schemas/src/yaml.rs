@@ -2250,7 +2250,10 @@ mod tests {
         let at_bound = format!("[{}]", vec!["a"; MAX_NODES - 1].join(", "));
         let p = parse(&at_bound);
         assert!(!p.has_syntax_error(), "{:?}", p.issues.first());
-        assert_eq!(p.documents[0].as_seq().map(<[Node]>::len), Some(MAX_NODES - 1));
+        assert_eq!(
+            p.documents[0].as_seq().map(<[Node]>::len),
+            Some(MAX_NODES - 1)
+        );
         let over = format!("[{}]", vec!["a"; MAX_NODES].join(", "));
         let p = parse(&over);
         assert!(p.documents.is_empty());
