@@ -318,3 +318,88 @@ fn a_case_with_a_non_utf8_name_does_not_pass_unchecked() {
         "a non-UTF-8 case was neither checked nor named as unchecked (exit {code:?}):\n{out}\n{err}"
     );
 }
+
+/// A one-workflow workspace (states `start` → `done`) for runner findings; `agent` is the
+/// agent script of its one case, whose reply must include `ok`.
+fn small_workspace(agent: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = tmp.path().join("workflows/w");
+    std::fs::create_dir_all(w.join("tests")).unwrap();
+    std::fs::write(
+        w.join("workflow.yaml"),
+        "title: W\ninstructions: Be good.\nruntime:\n  engine: archmax-harness\n  version: \"2\"\nstates:\n  start:\n    title: Start\n    summary: start\n    triggers:\n      manual:\n    instructions: go\n    transitions:\n      - to: done\n        description: finish\n  done:\n    title: Done\n    summary: done\n    instructions: end\n",
+    )
+    .unwrap();
+    std::fs::write(
+        w.join("tests/a.test.yaml"),
+        "title: A\ndescription: A case.\nsteps:\n  - send: \"hi\"\n  - reply:\n      includes: [\"ok\"]\n",
+    )
+    .unwrap();
+    std::fs::write(w.join("tests/a.agent.yaml"), agent).unwrap();
+    tmp
+}
+
+/// Break-it finding (bounded memory, `test`): `edit_file` with an empty `old_string` and
+/// `replace_all: true` built a (len + 1) × len(new) string before the session's 64 MiB cap
+/// was checked: from a 220 KB agent script, 3.4 GB and an abort (exit 134) that left the
+/// session folder behind. The result's size is now checked first: the call fails as a tool
+/// error and the case goes on.
+#[test]
+fn an_edit_that_would_explode_fails_as_a_tool_error() {
+    let agent = format!(
+        "turns:\n  - - call: {{tool: write_file, input: {{file_path: scratchpad/a.txt, content: \"{}\"}}}}\n    - call: {{tool: edit_file, input: {{file_path: scratchpad/a.txt, old_string: \"\", new_string: \"{}\", replace_all: true}}}}\n    - say: ok\n",
+        "x".repeat(20_000),
+        "y".repeat(200_000)
+    );
+    let ws = small_workspace(&agent);
+    let (check, out, _) = run(ws.path(), &["check", "--format", "json", "."]);
+    assert_eq!(check, Some(0), "the fixture must be clean:\n{out}");
+    let (code, _, err) = run(ws.path(), &["test", ".", "--skip-grades"]);
+    assert!(
+        matches!(code, Some(0 | 1)),
+        "test ended with {code:?} (134 = abort, None = killed by the guard):\n{err}"
+    );
+}
+
+/// Break-it finding (bounded work, `test`): `tests.caseTimeoutMs` was only checked between
+/// steps, so one `send` ran every hook of a state with a fresh budget each: five hooks of
+/// 2.5 s under `caseTimeoutMs: 1000` took 12.5 s (and 20,000 hooks, days). Hooks now start
+/// only while the case has time left, each with at most that time.
+#[test]
+fn a_step_full_of_hooks_stops_at_the_case_timeout() {
+    let ws = small_workspace("turns:\n  - - say: ok\n");
+    let w = ws.path().join("workflows/w");
+    let spec = std::fs::read_to_string(w.join("workflow.yaml")).unwrap();
+    let spec = spec
+        .replace(
+            "states:\n",
+            "settings:\n  timeoutMs: 3000\ntests:\n  caseTimeoutMs: 1000\nstates:\n",
+        )
+        .replace(
+            "    instructions: go\n",
+            &format!(
+                "    instructions: go\n    before:\n{}",
+                "      - script: hooks/h.js\n".repeat(5)
+            ),
+        );
+    std::fs::write(w.join("workflow.yaml"), spec).unwrap();
+    std::fs::create_dir_all(w.join("hooks")).unwrap();
+    std::fs::write(
+        w.join("hooks/h.js"),
+        "const t = Date.now(); while (Date.now() - t < 2500) {}\nexport default () => ok();\n",
+    )
+    .unwrap();
+    let (check, out, _) = run(ws.path(), &["check", "--format", "json", "."]);
+    assert_eq!(check, Some(0), "the fixture must be clean:\n{out}");
+    let (code, out, err) = run(ws.path(), &["test", ".", "--skip-grades"]);
+    assert_eq!(
+        code,
+        Some(1),
+        "killed by the guard (None) or passed:\n{out}\n{err}"
+    );
+    // The narration is on stderr.
+    assert!(
+        err.contains("timed out after 1000ms (tests.caseTimeoutMs)"),
+        "{out}\n{err}"
+    );
+}

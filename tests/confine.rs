@@ -526,3 +526,38 @@ async fn the_editor_reports_an_open_link_leaving_the_workspace_and_does_not_anal
     assert!(!m.to_string().contains("OPEN-MARKER"), "{m}");
     c.shutdown().await;
 }
+
+/// Confinement: a folder link leaving the workspace, named on the command line as
+/// `check workflows/<link>`, is `WFX010` on the link with the wording of every other escape
+/// (it used to be "not checked", exit 2), and nothing behind it is read.
+#[test]
+fn a_folder_link_leaving_the_workspace_named_to_check_is_wfx010() {
+    let l = layout();
+    let target = l.outside.join("wf");
+    std::fs::create_dir_all(target.join("tests")).unwrap();
+    std::fs::write(
+        target.join("workflow.yaml"),
+        "instructions: SECRET-MARKER-4410\nstates: {s: {triggers: {manual: }, sned: 1}}\n",
+    )
+    .unwrap();
+    symlink(&target, l.ws.join("workflows/away")).unwrap();
+    for format in FORMATS {
+        let a = ["check", "--format", format, "workflows/away"];
+        let (code, out, err) = run(&l.ws, &a);
+        assert!(
+            !out.contains("SECRET-MARKER") && !err.contains("SECRET-MARKER"),
+            "{a:?} leaked the target:\n{out}\n{err}"
+        );
+        assert_eq!(code, 1, "{a:?}:\n{out}\n{err}");
+        assert!(out.contains("WFX010"), "{a:?}:\n{out}\n{err}");
+        if format == "json" {
+            assert_eq!(sites(&out, "WFX010"), [("workflows/away".to_owned(), 0, 0)]);
+            assert!(
+                out.contains(
+                    "`workflows/away` is a symbolic link that leaves the workspace; it was not read"
+                ),
+                "{out}"
+            );
+        }
+    }
+}

@@ -741,3 +741,56 @@ async fn a_closed_undecodable_workflow_is_reported_on_the_open_case() {
     );
     c.shutdown().await;
 }
+
+/// Confinement (docs/security.md §1): a buffer the client opens at a path outside every
+/// workspace folder gets its own (single-file) diagnostics only. The server reads nothing
+/// of that folder: the `workflow.yaml` beside it (whose state name is a marker) never shows
+/// in diagnostics or hover, and the case is told its cross-file checks did not run.
+#[tokio::test]
+async fn a_buffer_outside_the_workspace_folders_reads_nothing_beside_it() {
+    let ws = corpus_copy();
+    let outside = tempfile::tempdir().unwrap();
+    let wf = outside.path().join("workflows/private");
+    std::fs::create_dir_all(wf.join("tests")).unwrap();
+    std::fs::write(
+        wf.join("workflow.yaml"),
+        "instructions: x\nstates:\n  secret-marker-state:\n    triggers:\n      manual:\n",
+    )
+    .unwrap();
+    let path = wf.join("tests/peek.test.yaml");
+    // `secret-marker-stat` is one letter from the marker: a did-you-mean would print it.
+    let text = "title: Peek\ndescription: Names a state beside it.\nsteps:\n  - send: hi\n  - reachedState: secret-marker-stat\n  - sned: typo\n";
+    std::fs::write(&path, text).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &[], true).await;
+    c.open(&path, text, 1).await;
+    let d = c.diagnostics(&path, 1).await;
+    let all = d.to_string();
+    assert!(!all.contains("secret-marker-state"), "{all}");
+    // The document's own rules ran (the misspelt action) and the cross-file ones say why
+    // they did not.
+    assert!(codes(&d).contains(&"WFX309".to_owned()), "{d}");
+    assert!(
+        all.contains("outside the editor's workspace folders; not read"),
+        "{all}"
+    );
+    assert!(codes(&d).iter().any(|c| c != "WFX309"), "{d}");
+    let doc = json!({"uri": uri(&path)});
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": doc, "position": {"line": 4, "character": 20}}),
+        )
+        .await;
+    assert!(
+        !hover.to_string().contains("secret-marker-state"),
+        "{hover}"
+    );
+    // The same layout inside the workspace is read as usual (the test can fail).
+    let inside = case_path(ws.path(), "peek.test.yaml");
+    let text_in = text.replace("secret-marker-stat", "refund-revie");
+    c.open(&inside, &text_in, 1).await;
+    let d = c.diagnostics(&inside, 1).await;
+    assert!(d.to_string().contains("did you mean"), "{d}");
+    c.shutdown().await;
+}

@@ -267,3 +267,150 @@ fn guard_glob_bombs_end_in_wfx227() {
         .collect();
     assert_eq!(over.len(), 3, "{got:?}");
 }
+
+/// The message of the one diagnostic with `code`.
+fn message_of(report: &Value, code: &str) -> String {
+    let hits: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == code)
+        .collect();
+    assert_eq!(hits.len(), 1, "{code}: {hits:?}");
+    hits[0]["message"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn huge_flows_of_errors_are_counted_not_built() {
+    // Bounded memory (docs/security.md §3): a 7.9 MB `steps: [a, a, …]` (2.6 million
+    // nodes) used to cost ~2.9 GB; it is now cut at `yaml::MAX_NODES` with one WFX008.
+    // Below that bound, 490,000 wrong steps and 240,000 duplicate keys are built only up
+    // to `diagnostics::MAX_COLLECTED` and counted past it: the WFX009 still says exactly
+    // how many were left out.
+    let ws = corpus_copy();
+    let huge = format!(
+        "title: x\ndescription: x\nsteps: [{}]\n",
+        vec!["a"; 2_630_000].join(", ")
+    );
+    let steps = format!(
+        "title: x\ndescription: x\nsteps: [{}]\n",
+        vec!["a"; 490_000].join(", ")
+    );
+    let dups = format!(
+        "title: x\ndescription: x\nsteps:\n  - send: hi\nvariables:\n{}",
+        "  a: 1\n".repeat(240_001)
+    );
+    for (stem, text, want) in [
+        ("huge", huge, None),
+        ("steps", steps, Some("489000 more problems")),
+        ("dups", dups, Some("239000 more problems")),
+    ] {
+        let rel = format!("{TESTS}/{stem}.test.yaml");
+        std::fs::write(ws.path().join(&rel), &text).unwrap();
+        let (code, report, elapsed, peak) = check(ws.path(), &rel);
+        let got = codes(&report);
+        println!(
+            "{stem}: {} bytes, exit {code:?}, {:.1} ms, peak RSS {:.1} MiB, {} diagnostics",
+            text.len(),
+            elapsed.as_secs_f64() * 1e3,
+            peak as f64 / 1024.0,
+            got.len()
+        );
+        assert_eq!(code, Some(1), "{stem}");
+        match want {
+            None => {
+                assert_eq!(got, ["WFX008"], "{stem}");
+                assert!(
+                    message_of(&report, "WFX008").contains("more than 500000 YAML nodes"),
+                    "{report}"
+                );
+            }
+            Some(want) => {
+                assert_eq!(got.len(), 1001, "{stem}");
+                let m = message_of(&report, "WFX009");
+                assert!(m.starts_with(want), "{stem}: {m}");
+            }
+        }
+        assert!(peak < 200 * 1024, "{stem}: peak RSS {peak} KiB");
+    }
+}
+
+#[test]
+fn did_you_mean_work_is_bounded_per_file() {
+    // Bounded work: 1,000 unknown `reachedState` names against a 40,000-state workflow
+    // compared each with every state (40 million edit distances) and did not finish. The
+    // near-miss searches of a file share `rules::case::MAX_SUGGEST_WORK`: the first
+    // names still get a suggestion, the rest the plain diagnostic.
+    let ws = corpus_copy();
+    let dir = ws.path().join("workflows/many-states");
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let mut spec = String::from("instructions: x\nstates:\n  s0:\n    triggers:\n      manual:\n");
+    for i in 1..40_000 {
+        spec.push_str(&format!("  state-number-{i}:\n    title: x\n"));
+    }
+    std::fs::write(dir.join("workflow.yaml"), spec).unwrap();
+    let mut case =
+        String::from("title: Many\ndescription: Unknown states.\nsteps:\n  - send: hi\n");
+    for i in 0..1000 {
+        case.push_str(&format!("  - reachedState: state-numbr-{i}x\n"));
+    }
+    let rel = "workflows/many-states/tests/many.test.yaml";
+    std::fs::write(ws.path().join(rel), case).unwrap();
+    let (code, report, elapsed, peak) = check(ws.path(), rel);
+    println!(
+        "did-you-mean: exit {code:?}, {:.1} ms, peak RSS {:.1} MiB",
+        elapsed.as_secs_f64() * 1e3,
+        peak as f64 / 1024.0
+    );
+    assert_eq!(code, Some(1));
+    let d = report["diagnostics"].as_array().unwrap();
+    let unknown: Vec<&str> = d
+        .iter()
+        .filter(|d| d["code"] == "WFX303")
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(unknown.len(), 1000);
+    assert!(
+        unknown[0].contains("did you mean `state-number-"),
+        "{}",
+        unknown[0]
+    );
+    assert!(!unknown[999].contains("did you mean"), "{}", unknown[999]);
+}
+
+#[test]
+fn guard_glob_work_is_bounded_per_file() {
+    // Bounded work: 125,000 guard globs, each within its own bounds (1,024 alternatives),
+    // took 27–40 s. The globs of a file share `glob::MAX_FILE_GLOB_CHARS`; past it every
+    // further glob is WFX227 (an error, so `test` refuses the workflow).
+    let ws = corpus_copy();
+    let rel = "workflows/enrich-order/workflow.yaml";
+    let path = ws.path().join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let globs = vec![format!("\"{}\"", "{a,b}".repeat(10)); 125_000].join(", ");
+    let text =
+        format!("{text}\ntools:\n  allow_always:\n    - {{ tool: read_file, paths: [{globs}] }}\n");
+    std::fs::write(&path, &text).unwrap();
+    let (code, report, elapsed, peak) = check(ws.path(), rel);
+    println!(
+        "125,000 globs: exit {code:?}, {:.1} ms, peak RSS {:.1} MiB",
+        elapsed.as_secs_f64() * 1e3,
+        peak as f64 / 1024.0
+    );
+    assert_eq!(code, Some(1));
+    let over: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "WFX227" || d["code"] == "WFX009")
+        .collect();
+    assert!(!over.is_empty(), "{report}");
+    assert!(
+        over[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the file's globs together expand to more than"),
+        "{}",
+        over[0]
+    );
+}

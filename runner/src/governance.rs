@@ -113,21 +113,46 @@ pub fn substitute(
     Ok(out)
 }
 
+/// Most bytes the substituted strings of one tool input may hold together: 4 MiB
+/// (4,194,304). Bounded memory: [`MAX_SUBSTITUTED_BYTES`] holds per string, and 5,000
+/// references to a 1 MB variable in one call's list would otherwise ask for 5 GB (break-it
+/// finding); past it the call fails before it is built.
+pub const MAX_SUBSTITUTED_INPUT_BYTES: usize = 4 << 20;
+
 /// Substitutes references in every string of a tool input (the agent's own arguments,
-/// FORMAT §A.3): verbatim values, strings only.
+/// FORMAT §A.3): verbatim values, strings only. `Err` past [`MAX_SUBSTITUTED_BYTES`] for
+/// one string or [`MAX_SUBSTITUTED_INPUT_BYTES`] for all of them.
 pub fn substitute_input(input: &Value, vars: &IndexMap<String, Value>) -> Result<Value, String> {
+    let mut total = 0usize;
+    substitute_input_in(input, vars, &mut total)
+}
+
+fn substitute_input_in(
+    input: &Value,
+    vars: &IndexMap<String, Value>,
+    total: &mut usize,
+) -> Result<Value, String> {
     Ok(match input {
-        Value::String(s) if s.contains("${{") => Value::String(substitute(s, vars, false)?),
+        Value::String(s) if s.contains("${{") => {
+            let out = substitute(s, vars, false)?;
+            *total = total.saturating_add(out.len());
+            if *total > MAX_SUBSTITUTED_INPUT_BYTES {
+                return Err(format!(
+                    "substituting its references gives more than {MAX_SUBSTITUTED_INPUT_BYTES} bytes in all"
+                ));
+            }
+            Value::String(out)
+        }
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|i| substitute_input(i, vars))
+                .map(|i| substitute_input_in(i, vars, total))
                 .collect::<Result<_, _>>()?,
         ),
         Value::Object(m) => {
             let mut out = serde_json::Map::new();
             for (k, v) in m {
-                out.insert(k.clone(), substitute_input(v, vars)?);
+                out.insert(k.clone(), substitute_input_in(v, vars, total)?);
             }
             Value::Object(out)
         }
@@ -612,6 +637,25 @@ mod tests {
         // A thousand references in a guard glob would be 100 MB: refused at the bound.
         let err = substitute(&"${{big}}/".repeat(1000), &vars, true).unwrap_err();
         assert!(err.contains("more than"), "{err}");
+    }
+
+    #[test]
+    fn substitution_is_bounded_per_input_too() {
+        // Break-it finding: 5,000 references to a 1 MB variable in one call's list asked
+        // for 5 GB; each string was within its own bound.
+        let mut vars = IndexMap::new();
+        vars.insert("x".to_owned(), json!("v".repeat(1_000_000)));
+        let four = json!({"todos": vec!["${{x}}"; 4]});
+        assert_eq!(
+            substitute_input(&four, &vars).unwrap()["todos"][3]
+                .as_str()
+                .unwrap()
+                .len(),
+            1_000_000
+        );
+        let many = json!({"todos": vec!["${{x}}"; 5000]});
+        let err = substitute_input(&many, &vars).unwrap_err();
+        assert!(err.contains("more than 4194304 bytes in all"), "{err}");
     }
 
     #[test]

@@ -748,6 +748,9 @@ pub fn run_case<'h>(
     host: &'h mut dyn ScriptHost,
     judge: Option<&'h mut dyn Judge>,
 ) -> CaseRun {
+    // One regex work budget for the whole case (bounded work, docs/security.md §3):
+    // reply tokens, tool-assertion inputs, `raised.reason` and mock `whenInput` share it.
+    let _regex_budget = wfx_schemas::jsregex::MatchBudget::arm();
     let started = env.clock.now_ms();
     let finish = |result: CaseResult, flow: String, trail: Vec<(usize, TrailStep)>| CaseRun {
         path: path.to_owned(),
@@ -917,8 +920,14 @@ fn drive<'h>(
         .iter()
         .map(|(k, v)| (k.value.clone(), v.to_json()))
         .collect();
-    let timeout = env.workflow.case_timeout_ms.unwrap_or(120_000);
+    // Clamped to the runner's ceiling (bounded work; `check` warns, WFX261).
+    let timeout = env
+        .workflow
+        .case_timeout_ms
+        .unwrap_or(120_000)
+        .min(wfx_schemas::model::workflow::MAX_CASE_TIMEOUT_MS);
     let started = env.clock.now_ms();
+    sim.deadline_ms = Some(started.saturating_add(timeout));
     let mut result = Ok(());
     let mut halted_at = None;
     for step in &case.steps {
@@ -958,7 +967,16 @@ fn drive<'h>(
             let tagged: Vec<_> = recorded.map(|t| (step.index, t.clone())).collect();
             trail.extend(tagged);
             if let Err(e) = r {
-                result = Err(e);
+                // The case's time ran out inside the step (hooks, `sim.deadline_ms`): the
+                // reference's timeout message, as between steps.
+                result = Err(if e.0.starts_with(crate::sim::CASE_TIME_RAN_OUT) {
+                    SimError(format!(
+                        "case '{}' timed out after {timeout}ms (tests.caseTimeoutMs)",
+                        case_id(&tests_dir, path)
+                    ))
+                } else {
+                    e
+                });
                 break;
             }
             continue;

@@ -62,6 +62,9 @@ pub enum FsError {
     /// The write would take the session folder past its cap (the path, the cap in bytes;
     /// [`MAX_SESSION_DISK_BYTES`]).
     Full(String, u64),
+    /// The write would create more than [`MAX_SESSION_ENTRIES`] files and folders (the
+    /// path, the bound).
+    TooManyEntries(String, u64),
     /// Anything else.
     Io(String),
 }
@@ -80,6 +83,11 @@ impl std::fmt::Display for FsError {
                 f,
                 "cannot write `{p}`: the session folder would exceed its cap of {cap} bytes \
                  (a runner limit)"
+            ),
+            FsError::TooManyEntries(p, max) => write!(
+                f,
+                "cannot write `{p}`: the session folder would hold more than {max} files and \
+                 folders (a runner limit)"
             ),
             FsError::Io(m) => f.write_str(m),
         }
@@ -108,6 +116,13 @@ pub struct Entry {
 /// files the session wrote (seeds, tool writes, artifacts). Bounded work: a write that would
 /// pass it fails with [`FsError::Full`], which the agent sees as a failed tool call.
 pub const MAX_SESSION_DISK_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Most files and folders one session may create (each write counts the file if new and
+/// every folder it has to create): [`MAX_SESSION_DISK_BYTES`] counts bytes only, so without
+/// this, folders and empty files were free (break-it finding: 43,000 folders, 167 MB of a
+/// 64 MiB cap, and minutes to remove them). Bounded work: a write past it fails like a write
+/// past the byte cap ([`FsError::TooManyEntries`]).
+pub const MAX_SESSION_ENTRIES: u64 = 16_384;
 
 /// The host paths of every session folder alive in this process, so that a signal handler
 /// can remove them before the process exits ([`remove_live_sessions`]).
@@ -166,6 +181,8 @@ pub struct SessionFs<'w> {
     root: String,
     /// Bytes the session's files hold now (see [`MAX_SESSION_DISK_BYTES`]).
     used: std::cell::Cell<u64>,
+    /// Files and folders the session created (see [`MAX_SESSION_ENTRIES`]).
+    entries: std::cell::Cell<u64>,
 }
 
 impl Drop for SessionFs<'_> {
@@ -203,6 +220,7 @@ impl<'w> SessionFs<'w> {
             workspace,
             root: root.to_owned(),
             used: std::cell::Cell::new(0),
+            entries: std::cell::Cell::new(0),
         })
     }
 
@@ -270,6 +288,21 @@ impl<'w> SessionFs<'w> {
         if after > MAX_SESSION_DISK_BYTES {
             return Err(FsError::Full(norm, MAX_SESSION_DISK_BYTES));
         }
+        // New entries: the file if it does not exist, and every missing folder above it
+        // (each `lstat`; the path's depth is bounded by its length).
+        let mut new_entries = u64::from(std::fs::symlink_metadata(&host).is_err());
+        let mut up = host.parent();
+        while let Some(dir) = up {
+            if dir == self.dir.path() || std::fs::symlink_metadata(dir).is_ok() {
+                break;
+            }
+            new_entries += 1;
+            up = dir.parent();
+        }
+        let entries = self.entries.get().saturating_add(new_entries);
+        if entries > MAX_SESSION_ENTRIES {
+            return Err(FsError::TooManyEntries(norm, MAX_SESSION_ENTRIES));
+        }
         if let Some(parent) = host.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| FsError::Io(format!("cannot create folders for `{norm}`: {e}")))?;
@@ -280,6 +313,7 @@ impl<'w> SessionFs<'w> {
             .write(&norm, content.as_bytes())
             .map_err(|e| fs_error(&norm, "write", e))?;
         self.used.set(after);
+        self.entries.set(entries);
         Ok(())
     }
 
@@ -405,6 +439,31 @@ mod tests {
         assert!(!fs.exists("scratchpad/c"));
         fs.remove("scratchpad/a").unwrap();
         fs.write("scratchpad/c", "x").unwrap();
+    }
+
+    #[test]
+    fn folders_and_empty_files_count_against_the_entry_bound() {
+        // Break-it finding: folders and empty files cost nothing against the byte cap.
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        let deep = "d/".repeat(1000);
+        let mut i = 0;
+        let err = loop {
+            match fs.write(&format!("scratchpad/{i}/{deep}f"), "") {
+                Ok(()) => i += 1,
+                Err(e) => break e,
+            }
+            assert!(i < 100, "no bound was hit");
+        };
+        assert!(
+            matches!(err, FsError::TooManyEntries(_, MAX_SESSION_ENTRIES)),
+            "{err}"
+        );
+        // 1,002 entries per write (the file, `i/` and 1,000 `d/`): 16 writes fit.
+        assert_eq!(i, 16);
+        assert_eq!(fs.used_bytes(), 0);
+        // Rewriting an existing file creates nothing and still works.
+        fs.write(&format!("scratchpad/0/{deep}f"), "x").unwrap();
     }
 
     #[test]

@@ -336,6 +336,10 @@ pub struct Simulator<'w, 'h> {
     state_turns: (String, u64),
     /// State flow for narration: entered states in order, consecutive repeats dropped.
     pub flow: Vec<String>,
+    /// When the case's time (`tests.caseTimeoutMs`) runs out, on the session's clock (ms);
+    /// `None` without a limit. Hooks are not started past it, and a hook's time budget is
+    /// at most what is left (bounded work: a step with many hooks cannot outlast its case).
+    pub deadline_ms: Option<u64>,
 }
 
 enum HookOutcome {
@@ -348,6 +352,10 @@ enum HookOutcome {
     },
     Failed(String),
 }
+
+/// How the [`SimError`] of a case whose time ran out inside a step starts (see
+/// [`Simulator::deadline_ms`]); the interpreter reports it as the case's timeout.
+pub const CASE_TIME_RAN_OUT: &str = "the case's time ran out";
 
 /// The result of a tool: content and whether it is an error.
 type ToolResult = Result<String, String>;
@@ -710,6 +718,20 @@ impl<'w> Session<'w> {
                 if n > 1 && !all {
                     return Err(format!("edit_file: `old_string` occurs {n} times in `{p}`; pass replace_all: true or a longer string"));
                 }
+                // Bounded memory: the result's size is known before it is built; one that
+                // could never fit the session folder is refused here, not after allocating
+                // it (break-it finding: an empty `old_string` with `replace_all` asked for
+                // gigabytes).
+                let times = if all { n } else { 1 };
+                let size = (text.len() as u64)
+                    .saturating_sub((old.len() as u64).saturating_mul(times as u64))
+                    .saturating_add((new.len() as u64).saturating_mul(times as u64));
+                if size > crate::session_fs::MAX_SESSION_DISK_BYTES {
+                    return Err(format!(
+                        "edit_file: the result would be {size} bytes, more than the session folder's cap of {} bytes (a runner limit)",
+                        crate::session_fs::MAX_SESSION_DISK_BYTES
+                    ));
+                }
                 let out = if all { text.replace(&old, &new) } else { text.replacen(&old, &new, 1) };
                 self.fs.write(&p, &out).map_err(fserr).map(|()| format!("Successfully replaced {} occurrence(s) in {p}", if all { n } else { 1 }))
             }),
@@ -920,6 +942,20 @@ impl<'w, 'h> Simulator<'w, 'h> {
             call_spans: Vec::new(),
             state_turns: (String::new(), 0),
             flow: Vec::new(),
+            deadline_ms: None,
+        }
+    }
+
+    /// Milliseconds left before [`Self::deadline_ms`]; `Err` when none are.
+    fn time_left(&self, state: &str) -> Result<Option<u64>, SimError> {
+        let Some(deadline) = self.deadline_ms else {
+            return Ok(None);
+        };
+        match deadline.checked_sub(self.session.cfg.clock.now_ms()) {
+            Some(left) if left > 0 => Ok(Some(left)),
+            _ => Err(SimError(format!(
+                "{CASE_TIME_RAN_OUT} while the hooks of `{state}` were running (tests.caseTimeoutMs)"
+            ))),
         }
     }
 
@@ -1547,9 +1583,13 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 HookKind::Custom(kind, target) => format!("{}: {target}", kind.value),
             };
             let mut skipped = false;
+            // Every hook after the first of a list starts only while the case has time
+            // left, and gets at most that (the first has its own budget; the clock is read
+            // no more than needed).
+            let left = if i > 0 { self.time_left(state)? } else { None };
             let verdict = match &hook.kind {
                 HookKind::Script(path) => {
-                    self.run_script_hook(state, phase, &path.value, advance)?
+                    self.run_script_hook(state, phase, &path.value, advance, left)?
                 }
                 HookKind::Rubric(instructions) => {
                     let id = format!("{state}/{}/rubric#{i}", phase.as_str());
@@ -1676,6 +1716,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
         phase: HookPhase,
         path: &str,
         advance: Option<(&str, &str, &str)>,
+        left: Option<u64>,
     ) -> Result<Result<HookVerdict, ScriptError>, SimError> {
         let wf = self.session.wf();
         let file = join(&self.session.cfg.dir.dir(), path);
@@ -1698,7 +1739,15 @@ impl<'w, 'h> Simulator<'w, 'h> {
             state: state.to_owned(),
             phase,
             input: self.hook_input(state, phase, advance),
-            timeout_ms: wf.timeout_ms,
+            // At most the case's time left (the host clamps to its ceiling as well).
+            timeout_ms: match left {
+                None => wf.timeout_ms,
+                Some(left) => Some(
+                    wf.timeout_ms
+                        .unwrap_or(crate::sandbox::DEFAULT_TIMEOUT_MS)
+                        .min(left),
+                ),
+            },
             memory_limit_bytes: wf.memory_limit_bytes,
         };
         let Simulator { session, host, .. } = self;

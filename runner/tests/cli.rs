@@ -484,3 +484,37 @@ fn hostile_names_and_titles_are_inert_in_every_output() {
     let row: Value = serde_json::from_str(history.trim_end()).unwrap();
     assert_eq!(row["workflows"][0], "shop");
 }
+
+#[test]
+fn github_command_prefixes_in_names_and_titles_start_no_command() {
+    // Inert output (docs/security.md §5): a case file named `::error …` and a title
+    // holding `##[error]` printed raw in the narration would make GitHub Actions run a
+    // workflow command; `wfx_schemas::inert` neutralises both prefixes.
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&ws(), tmp.path());
+    let tests = tmp.path().join("workflows/shop/tests");
+    let name = "::error title=pwned::x";
+    std::fs::copy(
+        ws().join("workflows/shop/tests/never-advances.agent.yaml"),
+        tests.join(format!("{name}.agent.yaml")),
+    )
+    .unwrap();
+    std::fs::write(
+        tests.join(format!("{name}.test.yaml")),
+        "title: \"##[error]boom\"\ndescription: d\nsteps:\n  - send: hi\n",
+    )
+    .unwrap();
+    let opts = TestOptions {
+        target: Some("workflows/shop".to_owned()),
+        skip_grades: true,
+        ..Default::default()
+    };
+    // The narration is on stderr.
+    let (_, out, err) = run_in(tmp.path(), &opts, None);
+    assert!(err.contains("\\u{3a}:error title=pwned::x"), "{err}");
+    assert!(err.contains("\\u{23}#[error]boom"), "{err}");
+    for line in out.lines().chain(err.lines()) {
+        assert!(!line.trim_start().starts_with("::"), "{line}");
+        assert!(!line.contains("##["), "{line}");
+    }
+}

@@ -879,3 +879,48 @@ fn budgets_read_from_settings() {
     );
     assert_eq!(Budgets::from_settings(None), Budgets::default());
 }
+
+#[test]
+fn tool_calls_queued_without_awaiting_are_bounded() {
+    // Break-it finding: un-awaited `tools.*` calls were queued in Rust outside QuickJS's
+    // memory limit (2.5 GB from a one-line loop). Past `MAX_QUEUED_CALLS` (or 16 MiB of
+    // inputs) a call is rejected in the script; the ones queued before still run.
+    let src = "const ps = [];
+        for (let i = 0; i < 2000; i++) ps.push(tools.ls({ path: 'scratchpad' }).then(() => 'ok', (e) => String(e)));
+        const out = await Promise.all(ps);
+        return [out.filter((x) => x === 'ok').length, out[1999]];";
+    let mut bridge = FakeBridge::default();
+    let unlimited = Budgets {
+        max_ptc_calls: None,
+        ..Budgets::default()
+    };
+    let out = run_script(
+        src,
+        "skills/s/scripts/q.js",
+        &json!({}),
+        &mut bridge,
+        &unlimited,
+    );
+    let v = out.result.unwrap();
+    assert_eq!(v[0], json!(wfx_runner::sandbox::MAX_QUEUED_CALLS), "{v}");
+    assert!(
+        v[1].as_str()
+            .unwrap()
+            .contains("too many tool calls are waiting"),
+        "{v}"
+    );
+    assert_eq!(bridge.calls.len(), wfx_runner::sandbox::MAX_QUEUED_CALLS);
+    // The byte bound: 20 calls of 1 MiB each, 16 fit.
+    let src = "const s = 'x'.repeat(1 << 20); const ps = [];
+        for (let i = 0; i < 20; i++) ps.push(tools.readFile({ file_path: s }).then(() => 'ok', (e) => String(e)));
+        const out = await Promise.all(ps);
+        return out.filter((x) => x.includes('too many tool calls')).length;";
+    let out = run_script(
+        src,
+        "skills/s/scripts/q.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &unlimited,
+    );
+    assert_eq!(out.result, Ok(json!(5)));
+}

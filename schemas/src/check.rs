@@ -266,6 +266,10 @@ fn check_kind(
     kind: &FileKind,
 ) -> Vec<Diagnostic> {
     let fs = ctx.fs;
+    // One near-miss budget per file (bounded work; `rules::case::MAX_SUGGEST_WORK`).
+    let _budget = rules::case::SuggestBudget::arm();
+    // And one brace-expansion budget (`glob::MAX_FILE_GLOB_CHARS`).
+    let _globs = crate::glob::GlobBudget::arm();
     let mut out = Vec::new();
     let owned;
     let parsed = match (parsed, kind) {
@@ -550,7 +554,11 @@ pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<PathsCheck, 
             Target::Workspace(root) => workspace::discover_workflows(fs, root),
             Target::Workflow(d) => vec![d.clone()],
             Target::File(f) => {
-                if workspace::classify(f) == FileKind::Other {
+                // A link leaving the workspace (a file or a folder, whatever its name) is
+                // checked, which reports it on the link (WFX010) without reading it.
+                if workspace::classify(f) == FileKind::Other
+                    && !crate::files::leaves_workspace(fs, f)
+                {
                     unchecked.push(Unchecked {
                         path: f.clone(),
                         reason: unchecked_file_reason(f),

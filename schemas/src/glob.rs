@@ -44,6 +44,58 @@ pub enum GlobLimit {
     TooLong,
     /// The path is longer than [`MAX_PATH_CHARS`] characters.
     PathTooLong,
+    /// The file's globs together expanded to more than [`MAX_FILE_GLOB_CHARS`] characters
+    /// while a [`GlobBudget`] was armed (`check`: bounded work per file).
+    FileBudget,
+}
+
+/// Most characters all the guard globs of one file may expand to, together, while a
+/// [`GlobBudget`] is armed (`check` and the editor arm one per file): 256 globs at
+/// [`MAX_EXPANDED_CHARS`]. Past it every further glob of the file is over a bound
+/// (`WFX227`), so 125,000 globs each within its own bounds cost a few milliseconds, not
+/// half a minute (bounded work, docs/security.md §3).
+pub const MAX_FILE_GLOB_CHARS: usize = 256 * MAX_EXPANDED_CHARS;
+
+thread_local! {
+    /// The armed budget of the file being checked on this thread; `None` when unarmed.
+    static GLOB_LEFT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Arms [`MAX_FILE_GLOB_CHARS`] for brace expansion on this thread until dropped (the
+/// previous state then returns). Unarmed (the runner's matching at run time), each glob is
+/// held to its own bounds only.
+#[derive(Debug)]
+pub struct GlobBudget {
+    prev: Option<usize>,
+}
+
+impl GlobBudget {
+    /// Arms a fresh budget.
+    pub fn arm() -> Self {
+        let prev = GLOB_LEFT.with(|c| c.replace(Some(MAX_FILE_GLOB_CHARS)));
+        Self { prev }
+    }
+}
+
+impl Drop for GlobBudget {
+    fn drop(&mut self) {
+        GLOB_LEFT.with(|c| c.set(self.prev));
+    }
+}
+
+/// Charges `units` to the armed budget: `false` (budget spent) when it cannot pay.
+fn charge(units: usize) -> bool {
+    GLOB_LEFT.with(|c| match c.get() {
+        None => true,
+        Some(left) if left >= units => {
+            c.set(Some(left - units));
+            true
+        }
+        Some(_) => {
+            c.set(Some(0));
+            false
+        }
+    })
 }
 
 impl fmt::Display for GlobLimit {
@@ -63,6 +115,10 @@ impl fmt::Display for GlobLimit {
             GlobLimit::PathTooLong => {
                 write!(f, "the path is longer than {MAX_PATH_CHARS} characters")
             }
+            GlobLimit::FileBudget => write!(
+                f,
+                "the file's globs together expand to more than {MAX_FILE_GLOB_CHARS} characters"
+            ),
         }
     }
 }
@@ -90,13 +146,22 @@ pub fn check_pattern(pattern: &str) -> Result<(), GlobLimit> {
 /// `}` is literal; escapes stay in the output for the matcher. `Err` over a bound, found
 /// before more than the bound's worth of work is done.
 pub fn expand_braces(pattern: &str) -> Result<Vec<String>, GlobLimit> {
+    // A spent budget refuses before any work; otherwise the glob's own length is charged
+    // up front and its expansion after (each is bounded by MAX_EXPANDED_CHARS).
+    if !charge(pattern.len().clamp(1, MAX_EXPANDED_CHARS + 1)) {
+        return Err(GlobLimit::FileBudget);
+    }
     let chars: Vec<char> = pattern.chars().take(MAX_EXPANDED_CHARS + 1).collect();
     if chars.len() > MAX_EXPANDED_CHARS {
         return Err(GlobLimit::TooLong);
     }
     let close_of = match_braces(&chars);
     let seq = parse(&chars, 0, chars.len(), &close_of, 0)?;
-    expand(&seq)
+    let out = expand(&seq)?;
+    if !charge(out.iter().map(String::len).sum()) {
+        return Err(GlobLimit::FileBudget);
+    }
+    Ok(out)
 }
 
 /// One part of a parsed glob: literal text or a `{…}` group of alternatives.
@@ -370,6 +435,26 @@ mod tests {
 
     fn g(p: &str, s: &str) -> bool {
         glob_match(p, s).unwrap()
+    }
+
+    #[test]
+    fn the_file_budget_stops_many_globs_within_their_own_bounds() {
+        let glob = "{a,b}".repeat(10);
+        // Unarmed (the runner at run time): every glob is held to its own bounds only.
+        for _ in 0..500 {
+            assert!(check_pattern(&glob).is_ok());
+        }
+        let budget = GlobBudget::arm();
+        let mut ok = 0;
+        while check_pattern(&glob).is_ok() {
+            ok += 1;
+            assert!(ok < 1000, "the budget never ran out");
+        }
+        assert!(ok > 300, "{ok}");
+        assert_eq!(check_pattern(&glob), Err(GlobLimit::FileBudget));
+        assert_eq!(glob_match("x", "x"), Err(GlobLimit::FileBudget));
+        drop(budget);
+        assert_eq!(glob_match("x", "x"), Ok(true));
     }
 
     #[test]

@@ -11,6 +11,13 @@
 //! (U+007F), C1 controls (U+0080–U+009F, CSI and OSC among them), the bidi controls
 //! U+061C, U+200E, U+200F, U+202A–U+202E and U+2066–U+2069, and the line and paragraph
 //! separators U+2028, U+2029. Everything else, a backslash included, is kept.
+//!
+//! GitHub Actions reads a log line that starts with `::` (after leading spaces or tabs) as
+//! a workflow command, and `##[` as one of its older commands. Text that could land at the
+//! start of a log line (a file name, a case title) therefore has its first `:` of a leading
+//! `::` written `\u{3a}`, at its start and after each line break [`inert_lines`] keeps, and
+//! the first `#` of every `##[` written `\u{23}`: `::error::x` prints as `\u{3a}:error::x`
+//! and starts no command.
 
 use std::borrow::Cow;
 
@@ -26,13 +33,39 @@ pub fn is_unsafe(c: char) -> bool {
         | '\u{2066}'..='\u{2069}')
 }
 
+/// Whether `rest` (text at the start of a line) begins, after spaces and tabs, with `::`.
+fn starts_command(rest: &str) -> bool {
+    rest.trim_start_matches([' ', '\t']).starts_with("::")
+}
+
 fn escape(s: &str, keep_lines: bool) -> Cow<'_, str> {
     let keep = |c: char| keep_lines && (c == '\n' || c == '\t');
-    if !s.chars().any(|c| is_unsafe(c) && !keep(c)) {
+    let command = |s: &str| {
+        s.contains("##[") || starts_command(s) || (keep_lines && s.split('\n').any(starts_command))
+    };
+    if !s.chars().any(|c| is_unsafe(c) && !keep(c)) && !command(s) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
+    // At a line start (before any character but spaces and tabs).
+    let mut line_start = true;
+    for (i, c) in s.char_indices() {
+        let rest = s.get(i..).unwrap_or_default();
+        if c == ':' && line_start && rest.starts_with("::") {
+            out.push_str("\\u{3a}");
+            line_start = false;
+            continue;
+        }
+        if c == '#' && rest.starts_with("##[") {
+            out.push_str("\\u{23}");
+            line_start = false;
+            continue;
+        }
+        if c == '\n' && keep(c) {
+            line_start = true;
+        } else if !(line_start && (c == ' ' || c == '\t')) {
+            line_start = false;
+        }
         if !is_unsafe(c) || keep(c) {
             out.push(c);
             continue;
@@ -97,6 +130,35 @@ mod tests {
         ] {
             assert!(is_unsafe(c), "{c:?}");
             assert_eq!(inert(&c.to_string()), format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+
+    #[test]
+    fn github_command_prefixes_are_neutralised() {
+        // A workflow command at the start of a line, also after indentation, and the
+        // older `##[` form anywhere.
+        assert_eq!(
+            inert("::error file=x::pwned"),
+            "\\u{3a}:error file=x::pwned"
+        );
+        assert_eq!(inert("   ::warning::w"), "   \\u{3a}:warning::w");
+        assert_eq!(inert("\t::group::g"), "\\t\\u{3a}:group::g");
+        assert_eq!(
+            inert("t ##[error]x ##[set-env]"),
+            "t \\u{23}#[error]x \\u{23}#[set-env]"
+        );
+        assert_eq!(
+            inert_lines("ok\n  ::add-mask::s\nx::y"),
+            "ok\n  \\u{3a}:add-mask::s\nx::y"
+        );
+        // Not at a line start: left alone (and borrowed).
+        assert!(matches!(inert("a::b #[x] # [y]"), Cow::Borrowed(_)));
+        assert!(matches!(inert_lines("a\nb::c"), Cow::Borrowed(_)));
+        for hostile in ["::error::x", "  ::x", "##[error]x", "a\n::x"] {
+            for line in inert_lines(hostile).lines() {
+                assert!(!line.trim_start().starts_with("::"), "{line}");
+                assert!(!line.contains("##["), "{line}");
+            }
         }
     }
 

@@ -115,7 +115,41 @@ pub fn compile_token(s: &str) -> Option<Compiled> {
 /// 2^40 and gives up.
 pub const MAX_MATCH_WORK: u64 = 1_000_000;
 
-/// [`JsRegex::test`] gave up after [`MAX_MATCH_WORK`] units of work, before deciding.
+/// Most units of work all the [`JsRegex::test`] calls of one case may do together while a
+/// [`MatchBudget`] is armed (the runner arms one per case): twenty tests' worth, a few
+/// hundred milliseconds. Once spent, every further test of the case gives up at once
+/// (`WorkExceeded`, failing closed), so 2,000 catastrophic tokens cost what 20 do (bounded
+/// work, docs/security.md §3).
+pub const MAX_CASE_MATCH_WORK: u64 = 20 * MAX_MATCH_WORK;
+
+thread_local! {
+    /// The armed budget of the case running on this thread; `None` when unarmed.
+    static MATCH_LEFT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Arms [`MAX_CASE_MATCH_WORK`] for the regex tests on this thread until dropped (the
+/// previous state then returns). Unarmed, each test is held to [`MAX_MATCH_WORK`] only.
+#[derive(Debug)]
+pub struct MatchBudget {
+    prev: Option<u64>,
+}
+
+impl MatchBudget {
+    /// Arms a fresh budget.
+    pub fn arm() -> Self {
+        let prev = MATCH_LEFT.with(|c| c.replace(Some(MAX_CASE_MATCH_WORK)));
+        Self { prev }
+    }
+}
+
+impl Drop for MatchBudget {
+    fn drop(&mut self) {
+        MATCH_LEFT.with(|c| c.set(self.prev));
+    }
+}
+
+/// [`JsRegex::test`] gave up after [`MAX_MATCH_WORK`] units of work (or the case's
+/// [`MAX_CASE_MATCH_WORK`] ran out), before deciding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkExceeded;
 
@@ -133,13 +167,29 @@ impl JsRegex {
     /// `regex.test(text)`, over UTF-16 code units (`u`/`v`) or UCS-2 units (otherwise), as
     /// JavaScript. `Err(WorkExceeded)` when the search needs more than [`MAX_MATCH_WORK`]
     /// units: the caller must treat that as neither match nor non-match (fail closed).
+    /// With a [`MatchBudget`] armed, the test may use at most what is left of it, and what
+    /// it used is charged.
     pub fn test(&self, text: &str) -> Result<bool, WorkExceeded> {
+        let left = MATCH_LEFT.with(std::cell::Cell::get);
+        let budget = left.map_or(MAX_MATCH_WORK, |l| l.min(MAX_MATCH_WORK));
+        if budget == 0 {
+            return Err(WorkExceeded);
+        }
         let units: Vec<u16> = text.encode_utf16().collect();
-        let found = if self.unicode {
-            self.re.find_from_utf16_bounded(&units, 0, MAX_MATCH_WORK)
+        let (found, work) = if self.unicode {
+            self.re.find_from_utf16_metered(&units, 0, budget)
         } else {
-            self.re.find_from_ucs2_bounded(&units, 0, MAX_MATCH_WORK)
+            self.re.find_from_ucs2_metered(&units, 0, budget)
         };
+        if let Some(l) = left {
+            // A search that gave up spent its whole allowance.
+            let spent = if found.is_err() {
+                budget
+            } else {
+                work.min(budget)
+            };
+            MATCH_LEFT.with(|c| c.set(Some(l.saturating_sub(spent))));
+        }
         found.map(|m| m.is_some()).map_err(|_| WorkExceeded)
     }
 }
@@ -147,6 +197,28 @@ impl JsRegex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_shares_one_match_budget() {
+        // Bounded work per case: catastrophic tokens spend the case's budget, after which
+        // even a trivial test gives up (fails closed) instead of running.
+        let bad = compile("(a+)+$", "").unwrap();
+        let subject = format!("{}b", "a".repeat(40));
+        let easy = compile("b", "").unwrap();
+        assert_eq!(easy.test("b"), Ok(true));
+        let budget = MatchBudget::arm();
+        for _ in 0..(MAX_CASE_MATCH_WORK / MAX_MATCH_WORK) {
+            assert_eq!(bad.test(&subject), Err(WorkExceeded));
+        }
+        assert_eq!(easy.test("b"), Err(WorkExceeded));
+        drop(budget);
+        assert_eq!(easy.test("b"), Ok(true));
+        // Cheap tests barely dent a budget.
+        let _again = MatchBudget::arm();
+        for _ in 0..10_000 {
+            assert_eq!(easy.test("ab"), Ok(true));
+        }
+    }
 
     #[test]
     fn alternatives_are_bounded_and_the_bound_fits_a_small_stack() {

@@ -33,6 +33,17 @@ pub const MAX_ALIAS_COUNT: usize = 100;
 /// [`YamlIssueKind::TooLarge`] issue so that no file can stall an editor or `check`.
 pub const MAX_BYTES: usize = 8 * 1024 * 1024;
 
+/// Most nodes (scalars, aliases, sequences and mappings, keys included) one stream may
+/// hold. Past it parsing stops with one `TooLarge` issue (`WFX008`) and nothing of the file
+/// is checked: bounded work and memory whatever the shape of an 8 MiB file (a 7.9 MB
+/// `steps: [a, a, …]` is 2.6 million nodes). A real case or workflow holds a few thousand.
+pub const MAX_NODES: usize = 500_000;
+
+/// Most issues [`parse`] keeps; past it they are only counted
+/// ([`Parsed::issues_left_out`]), so 1.6 million duplicate keys cost a counter, not 1.6
+/// million messages (bounded memory).
+pub const MAX_ISSUES: usize = 2_000;
+
 /// How a scalar was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScalarStyle {
@@ -266,6 +277,8 @@ pub struct Parsed {
     /// Problems, in text order of discovery. On a syntax error `documents` holds what was
     /// complete before it.
     pub issues: Vec<YamlIssue>,
+    /// Issues found past [`MAX_ISSUES`]: counted, not kept (duplicate and complex keys).
+    pub issues_left_out: usize,
 }
 
 impl Parsed {
@@ -763,6 +776,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
     let mut doc_root: Option<Node> = None;
     let mut last_end = 0u32;
     let has_tab = text.contains('\t');
+    let mut nodes = 0usize;
     let parser = Parser::new_from_str(scan);
     for item in parser {
         let (event, span) = match item {
@@ -794,6 +808,18 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
             }
         };
         let range = offsets.range(&span);
+        if matches!(
+            event,
+            Event::Scalar(..)
+                | Event::Alias(_)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+        ) {
+            nodes += 1;
+            if nodes > MAX_NODES {
+                return Ok(too_many_nodes(text, range));
+            }
+        }
         if skip_depth > 0 {
             match event {
                 Event::SequenceStart(..) | Event::MappingStart(..) => skip_depth += 1,
@@ -801,7 +827,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     skip_depth -= 1;
                     if skip_depth == 0 {
                         let node = Node::new(Value::Null, range);
-                        push_node(&mut stack, &mut doc_root, node, &mut out.issues);
+                        push_node(&mut stack, &mut doc_root, node, &mut out);
                     }
                 }
                 _ => {}
@@ -866,7 +892,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     }
                 };
                 last_end = last_end.max(range.end);
-                push_node(&mut stack, &mut doc_root, node, &mut out.issues);
+                push_node(&mut stack, &mut doc_root, node, &mut out);
             }
             Event::Scalar(value, style, anchor, tag) => {
                 // In flow context saphyr ends a quoted scalar's span after the whitespace
@@ -912,7 +938,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                         },
                     );
                 }
-                push_node(&mut stack, &mut doc_root, node, &mut out.issues);
+                push_node(&mut stack, &mut doc_root, node, &mut out);
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if stack.len() >= MAX_DEPTH {
@@ -1073,7 +1099,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     w.scalar |= weight.scalar;
                     w.refs.extend(weight.refs);
                 }
-                push_node(&mut stack, &mut doc_root, node, &mut out.issues);
+                push_node(&mut stack, &mut doc_root, node, &mut out);
             }
         }
     }
@@ -1603,6 +1629,23 @@ fn next_char_end(text: &str, at: u32) -> u32 {
     at + u32::try_from(len).unwrap_or(0)
 }
 
+/// The parse of a stream cut at [`MAX_NODES`]: no tree, one `TooLarge` issue at the node
+/// past the bound.
+fn too_many_nodes(text: &str, at: TextRange) -> Parsed {
+    let end = next_char_end(text, at.start);
+    Parsed {
+        issues: vec![YamlIssue {
+            kind: YamlIssueKind::TooLarge,
+            range: TextRange::new(at.start, end.max(at.start)),
+            message: format!(
+                "the file holds more than {MAX_NODES} YAML nodes; it is not checked (a case or workflow holds a few thousand)"
+            ),
+            related: None,
+        }],
+        ..Parsed::default()
+    }
+}
+
 fn count_nodes(node: &Node) -> usize {
     // Iterative, so a deep tree cannot overflow the stack.
     let mut count = 0usize;
@@ -1623,12 +1666,16 @@ fn count_nodes(node: &Node) -> usize {
     count
 }
 
-fn push_node(
-    stack: &mut [Frame],
-    root: &mut Option<Node>,
-    node: Node,
-    issues: &mut Vec<YamlIssue>,
-) {
+/// Keeps `issue` while fewer than [`MAX_ISSUES`] are kept, else counts it.
+fn add_issue(out: &mut Parsed, issue: YamlIssue) {
+    if out.issues.len() < MAX_ISSUES {
+        out.issues.push(issue);
+    } else {
+        out.issues_left_out += 1;
+    }
+}
+
+fn push_node(stack: &mut [Frame], root: &mut Option<Node>, node: Node, out: &mut Parsed) {
     match stack.last_mut() {
         None => *root = Some(node),
         Some(Frame::Seq { items, .. }) => items.push(node),
@@ -1640,22 +1687,36 @@ fn push_node(
         }) => match pending_key.take() {
             None => {
                 if matches!(node.value, Value::Seq(_) | Value::Map(_)) {
-                    issues.push(YamlIssue {
-                        kind: YamlIssueKind::ComplexKey,
-                        range: node.range,
-                        message: "a mapping key must be a scalar, not a list or a mapping".into(),
-                        related: None,
-                    });
+                    add_issue(
+                        out,
+                        YamlIssue {
+                            kind: YamlIssueKind::ComplexKey,
+                            range: node.range,
+                            message: "a mapping key must be a scalar, not a list or a mapping"
+                                .into(),
+                            related: None,
+                        },
+                    );
                 } else if let Some(text) = node.scalar_text() {
                     match seen.get(&*text) {
-                        Some(first) => issues.push(YamlIssue {
-                            kind: YamlIssueKind::DuplicateKey,
-                            range: node.range,
-                            message: format!(
-                                "duplicate key `{text}`; the first occurrence is kept"
-                            ),
-                            related: Some(*first),
-                        }),
+                        Some(first) => {
+                            // Only a kept issue pays for its message.
+                            if out.issues.len() < MAX_ISSUES {
+                                add_issue(
+                                    out,
+                                    YamlIssue {
+                                        kind: YamlIssueKind::DuplicateKey,
+                                        range: node.range,
+                                        message: format!(
+                                            "duplicate key `{text}`; the first occurrence is kept"
+                                        ),
+                                        related: Some(*first),
+                                    },
+                                );
+                            } else {
+                                out.issues_left_out += 1;
+                            }
+                        }
                         None => {
                             seen.insert(text.into_owned(), node.range);
                         }
@@ -2184,10 +2245,41 @@ mod tests {
     }
 
     #[test]
+    fn more_nodes_than_the_bound_are_not_parsed() {
+        // Bounded work and memory whatever the shape: 2.6 million items fit in 8 MiB.
+        let at_bound = format!("[{}]", vec!["a"; MAX_NODES - 1].join(", "));
+        let p = parse(&at_bound);
+        assert!(!p.has_syntax_error(), "{:?}", p.issues.first());
+        assert_eq!(
+            p.documents[0].as_seq().map(<[Node]>::len),
+            Some(MAX_NODES - 1)
+        );
+        let over = format!("[{}]", vec!["a"; MAX_NODES].join(", "));
+        let p = parse(&over);
+        assert!(p.documents.is_empty());
+        assert_eq!(p.issues.len(), 1);
+        assert_eq!(p.issues[0].kind, YamlIssueKind::TooLarge);
+        // On the first node past the bound.
+        let at = u32::try_from(over.len() - 2).unwrap();
+        assert_eq!(p.issues[0].range, TextRange::new(at, at + 1));
+    }
+
+    #[test]
+    fn duplicate_keys_past_the_issue_bound_are_counted() {
+        let text = "a: 1\n".repeat(MAX_ISSUES + 501);
+        let p = parse(&text);
+        assert_eq!(p.issues.len(), MAX_ISSUES);
+        assert_eq!(p.issues_left_out, 500);
+        assert!(!p.has_syntax_error());
+    }
+
+    #[test]
     fn text_over_the_size_limit_is_not_parsed() {
+        // Long steps: the size limit is reached long before the node limit.
         let mut text = String::from("title: big\nsteps:\n");
+        let line = format!("  - send: hello there {}\n", "z".repeat(200));
         while text.len() <= MAX_BYTES {
-            text.push_str("  - send: hello there\n");
+            text.push_str(&line);
         }
         let p = parse(&text);
         assert!(p.documents.is_empty());

@@ -1146,16 +1146,22 @@ fn twenty_thousand_duplicate_keys_point_at_the_first() {
         .iter()
         .filter(|i| i.kind == yaml::YamlIssueKind::DuplicateKey)
         .collect();
-    assert_eq!(dups.len(), 19_999);
+    // Bounded memory: the first `MAX_ISSUES` are kept, the rest counted.
+    assert_eq!(dups.len(), yaml::MAX_ISSUES);
+    assert_eq!(p.issues_left_out, 19_999 - yaml::MAX_ISSUES);
     let first = src.find("  k: 1").unwrap() as u32 + 2;
     assert!(
         dups.iter()
             .all(|i| i.related == Some(TextRange::new(first, first + 1)))
     );
-    // The checker returns all of them; what is shown (`cap_per_file`, applied by the CLI
-    // report and the server) is the first 1,000 and one WFX009 for the other 18,999.
+    // The checker builds the kept ones and one marker counting the rest; what is shown
+    // (`cap_per_file`, applied by the CLI report and the server) is the first 1,000 and one
+    // WFX009 for the other 18,999.
     let mut d = big_case("20k duplicate keys", &src);
-    assert_eq!(codes(&d).iter().filter(|c| **c == "WFX002").count(), 19_999);
+    assert_eq!(
+        codes(&d).iter().filter(|c| **c == "WFX002").count(),
+        yaml::MAX_ISSUES
+    );
     wfx_schemas::diagnostics::cap_per_file(&mut d);
     assert_eq!(
         codes(&d).iter().filter(|c| **c == "WFX002").count(),

@@ -1519,6 +1519,9 @@ settings:
   memoryLimitBytes: 268435457
 #                   ^^^^^^^^^ warning WFX261: above the runner's ceiling of 268435456 bytes
   maxResultChars: 999999999
+tests:
+  caseTimeoutMs: 9999999999999
+#                ^^^^^^^^^^^^^ warning WFX261: above the runner's ceiling of 600000 ms
 states:
   a:
     triggers: { manual: }
@@ -1530,6 +1533,7 @@ states:
 #- workflows/w/workflow.yaml
 instructions: Answer.
 settings: { timeoutMs: 30000, memoryLimitBytes: 268435456 }
+tests: { caseTimeoutMs: 600000 }
 states:
   a:
     triggers: { manual: }

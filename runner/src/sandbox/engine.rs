@@ -83,7 +83,12 @@ const PRELUDE: &str = r#""use strict";
   for (const [camel, snake] of names) {
     tools[camel] = (input) => new Promise((resolve, reject) => {
       const args = input !== null && typeof input === "object" && !Array.isArray(input) ? input : {};
-      pending.set(enqueue(snake, JSON.stringify(args)), { resolve, reject });
+      const id = enqueue(snake, JSON.stringify(args));
+      if (id < 0) {
+        reject(new Error("too many tool calls are waiting (" + (-id) + " is the runner's bound on calls not yet served, and 16 MiB on their inputs); await some before making more"));
+        return;
+      }
+      pending.set(id, { resolve, reject });
     });
   }
   globalThis.tools = Object.freeze(tools);
@@ -153,11 +158,22 @@ Object.defineProperty(globalThis, "__wfxRun", {
 });
 "#;
 
+/// Most tool calls a script may have queued and not yet served (issued without awaiting):
+/// bounded memory outside QuickJS's own limit (break-it finding: a loop of un-awaited
+/// `tools.readFile` calls queued gigabytes in Rust). A call past it is rejected in the
+/// script with an error; the run goes on.
+pub const MAX_QUEUED_CALLS: usize = 1024;
+
+/// Most bytes of input JSON the queued calls may hold together (see [`MAX_QUEUED_CALLS`]).
+pub const MAX_QUEUED_BYTES: usize = 16 * 1024 * 1024;
+
 /// Rust-side state the host functions write to.
 #[derive(Default)]
 struct Shared {
     /// Queued tool calls: (id, snake_case name, input JSON).
     calls: Vec<(u32, String, String)>,
+    /// Bytes of input JSON in `calls` (bounded by [`MAX_QUEUED_BYTES`]).
+    queued_bytes: usize,
     /// Next call id.
     next_id: u32,
     /// Captured console lines.
@@ -302,12 +318,20 @@ fn setup<'js>(
     let calls = Rc::clone(shared);
     globals.set(
         "__wfxEnqueue",
-        Function::new(ctx.clone(), move |name: String, input: String| -> u32 {
+        Function::new(ctx.clone(), move |name: String, input: String| -> i64 {
             let mut s = calls.borrow_mut();
+            // Bounded memory: over either bound the call is refused (a negative id the
+            // prelude turns into a rejected promise), its input dropped here.
+            if s.calls.len() >= MAX_QUEUED_CALLS
+                || s.queued_bytes.saturating_add(input.len()) > MAX_QUEUED_BYTES
+            {
+                return -(i64::try_from(MAX_QUEUED_CALLS).unwrap_or(i64::MAX));
+            }
             let id = s.next_id;
             s.next_id = s.next_id.wrapping_add(1);
+            s.queued_bytes = s.queued_bytes.saturating_add(input.len());
             s.calls.push((id, name, input));
-            id
+            i64::from(id)
         })?,
     )?;
     let logs = Rc::clone(shared);
@@ -401,7 +425,11 @@ fn drive<'js>(
             }
             PromiseState::Pending => {}
         }
-        let calls = std::mem::take(&mut shared.borrow_mut().calls);
+        let calls = {
+            let mut s = shared.borrow_mut();
+            s.queued_bytes = 0;
+            std::mem::take(&mut s.calls)
+        };
         if calls.is_empty() {
             return Err(Fail::Sandbox(SandboxError::Engine {
                 message: "the script awaits a promise that nothing settles (the sandbox has no \

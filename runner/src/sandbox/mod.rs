@@ -14,6 +14,7 @@
 
 mod check;
 mod host;
+pub use engine::{MAX_QUEUED_BYTES, MAX_QUEUED_CALLS};
 pub use host::QuickJsHost;
 mod engine;
 mod source;

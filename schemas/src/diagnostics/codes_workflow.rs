@@ -507,8 +507,8 @@ code!(
     "sandbox-budget-above-ceiling",
     Warning,
     "§A.1",
-    "a sandbox budget in `settings` is above the runner's ceiling",
-    "`settings.timeoutMs` and `settings.memoryLimitBytes` budget each hook and `archmax_run` script run. A workflow may lower them, but `wfx-lsp test` never lets a workflow raise them past its ceilings (30,000 ms and 268,435,456 bytes, 256 MiB): a larger value is clamped to the ceiling when cases run.\n\nWarns:\n```yaml\nsettings: { timeoutMs: 600000 }\n```\nPasses:\n```yaml\nsettings: { timeoutMs: 10000 }\n```"
+    "a sandbox budget in `settings` (or `tests.caseTimeoutMs`) is above the runner's ceiling",
+    "`settings.timeoutMs` and `settings.memoryLimitBytes` budget each hook and `archmax_run` script run, and `tests.caseTimeoutMs` each case. A workflow may lower them, but `wfx-lsp test` never lets a workflow raise them past its ceilings (30,000 ms and 268,435,456 bytes, 256 MiB, per script run; 600,000 ms, 10 minutes, per case): a larger value is clamped to the ceiling when cases run.\n\nWarns:\n```yaml\nsettings: { timeoutMs: 600000 }\n```\nPasses:\n```yaml\nsettings: { timeoutMs: 10000 }\n```"
 );
 
 /// The `WFX2xx` codes.

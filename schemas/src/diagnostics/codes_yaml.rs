@@ -76,7 +76,7 @@ code!(
     Error,
     "wfx",
     "the file is too large to check",
-    "Files over 8 MiB are not parsed: a case or workflow is a few kilobytes (the largest in real use are around 100 KiB), and an editor must stay responsive whatever file is opened. The file is reported, not silently passed, so `check` fails.\n\nFails: a generated 50 MB case.\nPasses: any file under 8 MiB."
+    "Files over 8 MiB are not parsed, and parsing stops at a file of more than 500,000 YAML nodes (scalars, aliases, lists and mappings, keys included): a case or workflow is a few kilobytes (the largest in real use are around 100 KiB, a few thousand nodes), and an editor must stay responsive whatever file is opened. The file is reported, not silently passed, so `check` fails.\n\nFails: a generated 50 MB case; `steps: [a, a, …]` with 2.6 million items.\nPasses: any file under 8 MiB and 500,000 nodes."
 );
 code!(
     TOO_MANY_PROBLEMS,
@@ -85,7 +85,7 @@ code!(
     Error,
     "wfx",
     "more problems in this file than are reported",
-    "At most 1,000 diagnostics are reported per file; this one stands for the rest and says how many there are. Its severity is that of the most severe problem left out (so an error is never hidden behind a warning). Fix the reported problems and check again.\n\nFails: a file with 100,000 unknown keys.\nPasses: a file with at most 1,000 problems."
+    "At most 1,000 diagnostics are reported per file; this one stands for the rest and says how many there are (past 2,000 per rule pass they are counted without being built, so the count stays exact at any size). Its severity is that of the most severe problem left out (so an error is never hidden behind a warning). Fix the reported problems and check again.\n\nFails: a file with 100,000 unknown keys.\nPasses: a file with at most 1,000 problems."
 );
 
 code!(

@@ -34,6 +34,8 @@ pub use codes_workflow::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_yaml::*;
 
+use std::collections::BTreeMap;
+
 use crate::text::TextRange;
 
 /// How bad a finding is.
@@ -153,6 +155,10 @@ pub struct Diagnostic {
     pub related: Vec<Related>,
     /// Quick fixes.
     pub fixes: Vec<Fix>,
+    /// For a `WFX009` made while checking ([`push_bounded`]): how many further problems of
+    /// this file it stands for (counted, never built); 0 for every other diagnostic.
+    /// (`u32`, so a `Diagnostic` stays 120 bytes.)
+    pub left_out: u32,
 }
 
 impl PartialEq for CodeInfo {
@@ -178,6 +184,7 @@ impl Diagnostic {
             message: message.into(),
             related: Vec::new(),
             fixes: Vec::new(),
+            left_out: 0,
         }
     }
 
@@ -238,6 +245,65 @@ pub fn sort_diagnostics(diags: &mut Vec<Diagnostic>) {
 /// Most diagnostics reported for one file (see [`cap_per_file`]).
 pub const MAX_PER_FILE: usize = 1000;
 
+/// Most diagnostics one rule pass keeps for one file ([`push_bounded`]); twice
+/// [`MAX_PER_FILE`], so what is shown never depends on which pass hit the bound first
+/// unless the file has far more problems than are shown anyway.
+pub const MAX_COLLECTED: usize = 2 * MAX_PER_FILE;
+
+/// Pushes `d` while `out` holds fewer than [`MAX_COLLECTED`] diagnostics; past that, `d`
+/// is only counted, in one `WFX009` marker at the end of `out` (its [`Diagnostic::left_out`],
+/// with the worst severity seen), so a file with millions of problems costs a counter, not
+/// millions of messages (bounded work and memory, docs/security.md §3). Callers that can
+/// skip building a message check [`is_full`] first. [`cap_per_file`] folds the markers
+/// into its own `WFX009`.
+pub fn push_bounded(out: &mut Vec<Diagnostic>, d: Diagnostic) {
+    if out.len() < MAX_COLLECTED {
+        out.push(d);
+        return;
+    }
+    count_left_out(out, &d.file, d.range, d.severity, 1);
+}
+
+/// True when `out` holds [`MAX_COLLECTED`] diagnostics: a further [`push_bounded`] only
+/// counts, so the caller may call [`count_left_out`] instead of building a message.
+pub fn is_full(out: &[Diagnostic]) -> bool {
+    out.len() >= MAX_COLLECTED
+}
+
+/// Counts `n` problems of `file` (at `range`, as severe as `severity`) that are not built:
+/// adds them to the `WFX009` marker at the end of `out`, or appends one.
+pub fn count_left_out(
+    out: &mut Vec<Diagnostic>,
+    file: &str,
+    range: TextRange,
+    severity: Severity,
+    n: usize,
+) {
+    if n == 0 {
+        return;
+    }
+    let n = u32::try_from(n).unwrap_or(u32::MAX);
+    if let Some(last) = out.last_mut()
+        && last.left_out > 0
+        && last.file == file
+    {
+        last.left_out = last.left_out.saturating_add(n);
+        last.severity = last.severity.min(severity);
+        return;
+    }
+    let mut m = Diagnostic::new(
+        &TOO_MANY_PROBLEMS,
+        file,
+        range,
+        format!(
+            "more problems in this file than are checked in detail (each rule pass keeps {MAX_COLLECTED}); the rest are counted"
+        ),
+    );
+    m.severity = severity;
+    m.left_out = n;
+    out.push(m);
+}
+
 /// Sorts like [`sort_diagnostics`], then keeps at most [`MAX_PER_FILE`] diagnostics per
 /// file: the rest of a file's are replaced by one `WFX009` at the first left-out site,
 /// naming how many were left out, as severe as the most severe of them (an error is never
@@ -248,32 +314,75 @@ pub fn cap_per_file(diags: &mut Vec<Diagnostic>) {
     /// severity.
     fn flush(out: &mut Vec<Diagnostic>, left: &mut Option<(Diagnostic, usize, Severity)>) {
         if let Some((first, n, worst)) = left.take() {
-            let mut d = Diagnostic::new(
-                &TOO_MANY_PROBLEMS,
-                first.file.clone(),
-                first.range,
+            let message = if first.code.code == TOO_MANY_PROBLEMS.code {
+                format!(
+                    "{n} more problems in this file are not reported (at most {MAX_PER_FILE} per file)"
+                )
+            } else {
                 format!(
                     "{n} more problems in this file are not reported (at most {MAX_PER_FILE} per file); the first is: {}",
                     first.message
-                ),
-            );
+                )
+            };
+            let mut d =
+                Diagnostic::new(&TOO_MANY_PROBLEMS, first.file.clone(), first.range, message);
             d.severity = worst;
             out.push(d);
         }
     }
+    // Markers of problems counted but never built (`push_bounded`): their counts join
+    // this file's `WFX009`.
+    let mut counted: BTreeMap<String, (usize, Severity, TextRange)> = BTreeMap::new();
+    diags.retain(|d| {
+        if d.left_out == 0 {
+            return true;
+        }
+        let e = counted
+            .entry(d.file.clone())
+            .or_insert((0, d.severity, d.range));
+        e.0 += d.left_out as usize;
+        e.1 = e.1.min(d.severity);
+        false
+    });
     sort_diagnostics(diags);
-    if diags.len() <= MAX_PER_FILE {
+    if diags.len() <= MAX_PER_FILE && counted.is_empty() {
         return;
     }
     let all = std::mem::take(diags);
     let mut left: Option<(Diagnostic, usize, Severity)> = None;
     let mut kept = 0usize;
+    let mut take_counted = |file: &str, left: &mut Option<(Diagnostic, usize, Severity)>| {
+        if let Some((n, sev, range)) = counted.remove(file) {
+            match left {
+                Some((_, m, worst)) => {
+                    *m += n;
+                    *worst = (*worst).min(sev);
+                }
+                None => {
+                    let first = Diagnostic::new(
+                        &TOO_MANY_PROBLEMS,
+                        file,
+                        range,
+                        "counted while checking, not built",
+                    );
+                    *left = Some((first, n, sev));
+                }
+            }
+        }
+    };
     for d in all {
         if diags.last().is_none_or(|last| last.file != d.file)
             && left
                 .as_ref()
                 .is_none_or(|(first, _, _)| first.file != d.file)
         {
+            if let Some((first, _, _)) = &left {
+                let file = first.file.clone();
+                take_counted(&file, &mut left);
+            } else if let Some(last) = diags.last() {
+                let file = last.file.clone();
+                take_counted(&file, &mut left);
+            }
             flush(diags, &mut left);
             kept = 0;
         }
@@ -293,7 +402,30 @@ pub fn cap_per_file(diags: &mut Vec<Diagnostic>) {
             }
         }
     }
+    if let Some((first, _, _)) = &left {
+        let file = first.file.clone();
+        take_counted(&file, &mut left);
+    } else if let Some(last) = diags.last() {
+        let file = last.file.clone();
+        take_counted(&file, &mut left);
+    }
     flush(diags, &mut left);
+    // Markers of files with no built diagnostic left (cannot happen with `push_bounded`,
+    // which builds `MAX_COLLECTED` first; kept for completeness).
+    for (file, (n, sev, range)) in std::mem::take(&mut counted) {
+        let mut l = Some((
+            Diagnostic::new(
+                &TOO_MANY_PROBLEMS,
+                file,
+                range,
+                "counted while checking, not built",
+            ),
+            n,
+            sev,
+        ));
+        flush(diags, &mut l);
+    }
+    sort_diagnostics(diags);
 }
 
 /// Declares a registry entry: `code!(NAME, "WFX000", "slug", Error, "§A.1", "summary", "explanation")`.
@@ -351,6 +483,43 @@ pub fn render_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_pushes_are_counted_and_folded_into_the_cap() {
+        // Bounded memory: past MAX_COLLECTED a pass keeps one marker that counts, and the
+        // cap's WFX009 still names the exact number left out, as severe as the worst.
+        let mut v = Vec::new();
+        for i in 0..(MAX_COLLECTED + 5000) {
+            let mut d = Diagnostic::new(
+                &TOO_MANY_PROBLEMS,
+                "f",
+                TextRange::new(u32::try_from(i).unwrap(), u32::try_from(i).unwrap() + 1),
+                format!("p{i}"),
+            );
+            d.severity = if i == MAX_COLLECTED + 10 {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            push_bounded(&mut v, d);
+        }
+        assert_eq!(v.len(), MAX_COLLECTED + 1);
+        assert_eq!(v.last().unwrap().left_out, 5000);
+        assert_eq!(v.last().unwrap().severity, Severity::Error);
+        assert!(is_full(&v));
+        cap_per_file(&mut v);
+        assert_eq!(v.len(), MAX_PER_FILE + 1);
+        let last = v.last().unwrap();
+        assert_eq!(last.code.code, "WFX009");
+        assert_eq!(last.severity, Severity::Error);
+        let n = MAX_COLLECTED - MAX_PER_FILE + 5000;
+        assert!(
+            last.message.starts_with(&format!("{n} more problems")),
+            "{}",
+            last.message
+        );
+        assert!(v.iter().all(|d| d.left_out == 0));
+    }
 
     #[test]
     fn cap_per_file_keeps_the_first_and_summarizes_the_rest() {

@@ -13,6 +13,11 @@ pub const MAX_SANDBOX_TIMEOUT_MS: u64 = 30_000;
 /// (268,435,456 bytes) per script run. Bounded work: a larger value is clamped to it at run
 /// time and `check` warns (`WFX261`).
 pub const MAX_SANDBOX_MEMORY_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
+/// Ceiling of `tests.caseTimeoutMs` (FORMAT §A.1 says only "integer > 0", default 120,000)
+/// the runner honours: 600,000 ms (10 minutes) per case. Bounded work: a workflow may lower
+/// it, never raise it past this; `wfx-lsp test` clamps a larger value to it and `check`
+/// warns (`WFX261`).
+pub const MAX_CASE_TIMEOUT_MS: u64 = 600_000;
 
 /// Essential tools: always shown and permitted in every state (FORMAT §E.5). The single
 /// list every rule, the runner's governance and the IDE read.
@@ -88,6 +93,9 @@ pub struct Workflow {
     pub skills_forbid_always: Vec<Spanned<String>>,
     /// `extensions.hooks`.
     pub extension_hooks: Vec<String>,
+    /// Index of the first state of each slug in `states`, so [`Workflow::state`] costs a
+    /// lookup, not a scan (bounded work: 1,000 state names in a case against 40,000 states).
+    state_index: std::collections::BTreeMap<String, usize>,
 }
 
 /// One state.
@@ -239,7 +247,12 @@ impl Workflow {
                 }
             }
         }
+        let mut state_index = std::collections::BTreeMap::new();
+        for (i, st) in states.iter().enumerate() {
+            state_index.entry(st.slug.value.clone()).or_insert(i);
+        }
         Workflow {
+            state_index,
             root: root.clone(),
             title: get("title").and_then(spanned_str),
             disabled,
@@ -267,7 +280,7 @@ impl Workflow {
 
     /// The state with this slug.
     pub fn state(&self, slug: &str) -> Option<&State> {
-        self.states.iter().find(|s| s.slug.value == slug)
+        self.states.get(*self.state_index.get(slug)?)
     }
 
     /// Every trigger of every state, in document order.

@@ -56,14 +56,17 @@ pub fn check_document(file: &str, root: &Node, workflow: Option<&Workflow>) -> V
     let mut out = Vec::new();
     let d = |code, range: TextRange, msg: String| Diagnostic::new(code, file, range, msg);
     let Some(map) = root.as_map() else {
-        out.push(d(
-            &diagnostics::AGENT_NOT_MAPPING,
-            root.range,
-            format!(
-                "an agent script is a mapping with one key, `turns`; found {}",
-                root.type_name()
+        diagnostics::push_bounded(
+            &mut out,
+            d(
+                &diagnostics::AGENT_NOT_MAPPING,
+                root.range,
+                format!(
+                    "an agent script is a mapping with one key, `turns`; found {}",
+                    root.type_name()
+                ),
             ),
-        ));
+        );
         return out;
     };
     for e in map {
@@ -82,7 +85,7 @@ pub fn check_document(file: &str, root: &Node, workflow: Option<&Workflow>) -> V
                 diag.message = format!("unknown key `{key}`; did you mean `turns`?");
                 diag = diag.with_fix("replace with `turns`", e.key.range, "turns");
             }
-            out.push(diag);
+            diagnostics::push_bounded(&mut out, diag);
         }
     }
     let Some(turns) = root.get_value("turns") else {
@@ -90,20 +93,26 @@ pub fn check_document(file: &str, root: &Node, workflow: Option<&Workflow>) -> V
             .iter()
             .any(|e| near(&e.key.scalar_text().unwrap_or_default(), &["turns"]).is_some())
         {
-            out.push(d(
-                &diagnostics::AGENT_MISSING_TURNS,
-                root.range,
-                "missing `turns`: list the agent's actions for each driven model run".into(),
-            ));
+            diagnostics::push_bounded(
+                &mut out,
+                d(
+                    &diagnostics::AGENT_MISSING_TURNS,
+                    root.range,
+                    "missing `turns`: list the agent's actions for each driven model run".into(),
+                ),
+            );
         }
         return out;
     };
     let Some(items) = turns.as_seq() else {
-        out.push(d(
-            &diagnostics::AGENT_NOT_LIST,
-            turns.range,
-            format!("`turns` takes a list of turns; found {}", turns.type_name()),
-        ));
+        diagnostics::push_bounded(
+            &mut out,
+            d(
+                &diagnostics::AGENT_NOT_LIST,
+                turns.range,
+                format!("`turns` takes a list of turns; found {}", turns.type_name()),
+            ),
+        );
         return out;
     };
     for (t, turn) in items.iter().enumerate() {
@@ -111,15 +120,18 @@ pub fn check_document(file: &str, root: &Node, workflow: Option<&Workflow>) -> V
             Value::Null => &[],
             Value::Seq(a) => a,
             _ => {
-                out.push(d(
-                    &diagnostics::AGENT_NOT_LIST,
-                    turn.range,
-                    format!(
-                        "turn {} takes a list of actions (`- say: …` / `- call: …`); found {}",
-                        t + 1,
-                        turn.type_name()
+                diagnostics::push_bounded(
+                    &mut out,
+                    d(
+                        &diagnostics::AGENT_NOT_LIST,
+                        turn.range,
+                        format!(
+                            "turn {} takes a list of actions (`- say: …` / `- call: …`); found {}",
+                            t + 1,
+                            turn.type_name()
+                        ),
                     ),
-                ));
+                );
                 continue;
             }
         };
@@ -146,11 +158,15 @@ fn check_action(
     let entries = match action.as_map() {
         Some(e) if e.len() == 1 => e,
         _ => {
-            out.push(d(
-                &diagnostics::AGENT_ACTION_SHAPE,
-                action.range,
-                "an action is a single-key mapping: `say: <text>` or `call: {tool, input}`".into(),
-            ));
+            diagnostics::push_bounded(
+                out,
+                d(
+                    &diagnostics::AGENT_ACTION_SHAPE,
+                    action.range,
+                    "an action is a single-key mapping: `say: <text>` or `call: {tool, input}`"
+                        .into(),
+                ),
+            );
             return;
         }
     };
@@ -168,14 +184,17 @@ fn check_action(
                     Value::Int(_) | Value::Float(_) | Value::Bool(_)
                 )
             {
-                out.push(d(
-                    &diagnostics::AGENT_SAY_TEXT,
-                    entry.value.range,
-                    format!(
-                        "`say` takes the message text; found {}",
-                        entry.value.type_name()
+                diagnostics::push_bounded(
+                    out,
+                    d(
+                        &diagnostics::AGENT_SAY_TEXT,
+                        entry.value.range,
+                        format!(
+                            "`say` takes the message text; found {}",
+                            entry.value.type_name()
+                        ),
                     ),
-                ));
+                );
             }
         }
         "call" => check_call(file, &entry.value, workflow, at, out),
@@ -189,7 +208,7 @@ fn check_action(
                 diag.message = format!("unknown action `{other}`; did you mean `{fix}`?");
                 diag = diag.with_fix(format!("replace with `{fix}`"), entry.key.range, fix);
             }
-            out.push(diag);
+            diagnostics::push_bounded(out, diag);
         }
     }
 }
@@ -203,14 +222,17 @@ fn check_call(
 ) {
     let d = |code, range: TextRange, msg: String| Diagnostic::new(code, file, range, msg);
     let Some(map) = call.as_map() else {
-        out.push(d(
-            &diagnostics::AGENT_CALL_SHAPE,
-            call.range,
-            format!(
-                "`call` takes `{{tool: <name>, input: {{…}}}}`; found {}",
-                call.type_name()
+        diagnostics::push_bounded(
+            out,
+            d(
+                &diagnostics::AGENT_CALL_SHAPE,
+                call.range,
+                format!(
+                    "`call` takes `{{tool: <name>, input: {{…}}}}`; found {}",
+                    call.type_name()
+                ),
             ),
-        ));
+        );
         return;
     };
     for e in map {
@@ -229,41 +251,55 @@ fn check_call(
                 diag.message = format!("unknown key `{k}` in `call`; did you mean `{fix}`?");
                 diag = diag.with_fix(format!("replace with `{fix}`"), e.key.range, fix);
             }
-            out.push(diag);
+            diagnostics::push_bounded(out, diag);
         }
     }
     if let Some(input) = call
         .get_value("input")
         .filter(|i| i.as_map().is_none() && !i.is_null())
     {
-        out.push(d(
-            &diagnostics::AGENT_CALL_SHAPE,
-            input.range,
-            format!(
-                "`input` takes a mapping of arguments; found {}",
-                input.type_name()
+        diagnostics::push_bounded(
+            out,
+            d(
+                &diagnostics::AGENT_CALL_SHAPE,
+                input.range,
+                format!(
+                    "`input` takes a mapping of arguments; found {}",
+                    input.type_name()
+                ),
             ),
-        ));
+        );
     }
     match call.get_value("tool") {
-        None => out.push(d(
-            &diagnostics::AGENT_CALL_SHAPE,
-            call.range,
-            "`call` needs `tool`, the name of the tool to call".into(),
-        )),
-        Some(t) => match t.as_str().filter(|s| !s.is_empty()) {
-            None => out.push(d(
+        None => diagnostics::push_bounded(
+            out,
+            d(
                 &diagnostics::AGENT_CALL_SHAPE,
-                t.range,
-                "`tool` takes a tool name (a non-empty string)".into(),
-            )),
+                call.range,
+                "`call` needs `tool`, the name of the tool to call".into(),
+            ),
+        ),
+        Some(t) => match t.as_str().filter(|s| !s.is_empty()) {
+            None => diagnostics::push_bounded(
+                out,
+                d(
+                    &diagnostics::AGENT_CALL_SHAPE,
+                    t.range,
+                    "`tool` takes a tool name (a non-empty string)".into(),
+                ),
+            ),
             Some(name) => {
                 if workflow.is_some_and(|wf| !allowed_somewhere(wf, name)) {
-                    out.push(d(
-                        &diagnostics::AGENT_CALL_NEVER_ALLOWED,
-                        t.range,
-                        format!("no state of this workflow allows `{name}`, so governance blocks this call wherever it is made"),
-                    ));
+                    diagnostics::push_bounded(
+                        out,
+                        d(
+                            &diagnostics::AGENT_CALL_NEVER_ALLOWED,
+                            t.range,
+                            format!(
+                                "no state of this workflow allows `{name}`, so governance blocks this call wherever it is made"
+                            ),
+                        ),
+                    );
                 }
                 if let Some(wf) = workflow {
                     follow(file, wf, name, call.get_value("input"), at, out);
@@ -373,7 +409,7 @@ fn follow(
         if let Some((s, _)) = nearest(to, names()) {
             diag = diag.with_fix(format!("advance to `{s}`"), to_node.range, yaml_scalar(s));
         }
-        out.push(diag);
+        diagnostics::push_bounded(out, diag);
         return;
     }
     let edge_from = |s: &str| {
@@ -395,19 +431,22 @@ fn follow(
                 .collect();
             targets.sort_unstable();
             targets.dedup();
-            out.push(Diagnostic::new(
-                &diagnostics::AGENT_ADVANCE_NOT_AN_EDGE,
-                file,
-                to_node.range,
-                format!(
-                    "`archmax_advance` to `{to}` is refused here: at this point the script is in {places}, with no transition to `{to}` (transitions to: {})",
-                    if targets.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        targets.join(", ")
-                    }
+            diagnostics::push_bounded(
+                out,
+                Diagnostic::new(
+                    &diagnostics::AGENT_ADVANCE_NOT_AN_EDGE,
+                    file,
+                    to_node.range,
+                    format!(
+                        "`archmax_advance` to `{to}` is refused here: at this point the script is in {places}, with no transition to `{to}` (transitions to: {})",
+                        if targets.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            targets.join(", ")
+                        }
+                    ),
                 ),
-            ));
+            );
         }
         Some(now) => {
             if !has_reason {
@@ -428,14 +467,17 @@ fn follow(
         }
         None => {
             if !wf.states.iter().any(|s| edge_from(&s.slug.value)) {
-                out.push(Diagnostic::new(
-                    &diagnostics::AGENT_ADVANCE_NOT_AN_EDGE,
-                    file,
-                    to_node.range,
-                    format!(
-                        "`archmax_advance` to `{to}` is always refused: no state of this workflow has a transition to `{to}` (where the script is at this point is not known statically, so every state was considered)"
+                diagnostics::push_bounded(
+                    out,
+                    Diagnostic::new(
+                        &diagnostics::AGENT_ADVANCE_NOT_AN_EDGE,
+                        file,
+                        to_node.range,
+                        format!(
+                            "`archmax_advance` to `{to}` is always refused: no state of this workflow has a transition to `{to}` (where the script is at this point is not known statically, so every state was considered)"
+                        ),
                     ),
-                ));
+                );
             }
         }
     }

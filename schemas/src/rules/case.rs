@@ -104,16 +104,79 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     at(&prev, b.len())
 }
 
+/// Units of work the near-miss searches ([`nearest`], [`did_you_mean`] and the workflow
+/// rules' key suggestions) may spend on one file while [`SuggestBudget`] is armed: a
+/// candidate costs [`SUGGEST_CANDIDATE_COST`] plus the product of the two lengths in
+/// characters when their edit distance is computed. About 20 ms of work; a file past it gets
+/// its diagnostics without suggestions or their fixes (bounded work, docs/security.md §3:
+/// 1,000 unknown `reachedState` names against 40,000 states would otherwise compare each
+/// with every state).
+pub const MAX_SUGGEST_WORK: usize = 20_000_000;
+
+/// What looking at one candidate costs [`MAX_SUGGEST_WORK`] before any distance is computed
+/// (lower-casing, counting characters).
+pub const SUGGEST_CANDIDATE_COST: usize = 64;
+
+thread_local! {
+    /// The armed budget of the file being checked on this thread; `None` when unarmed.
+    static SUGGEST_LEFT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Arms [`MAX_SUGGEST_WORK`] for the near-miss searches on this thread until dropped (then
+/// the previous state returns). `check` arms one per file, so a file's output does not
+/// depend on other files or on threads; unarmed (IDE requests) searches are unbudgeted.
+#[derive(Debug)]
+pub struct SuggestBudget {
+    prev: Option<usize>,
+}
+
+impl SuggestBudget {
+    /// Arms a fresh budget.
+    pub fn arm() -> Self {
+        let prev = SUGGEST_LEFT.with(|c| c.replace(Some(MAX_SUGGEST_WORK)));
+        Self { prev }
+    }
+}
+
+impl Drop for SuggestBudget {
+    fn drop(&mut self) {
+        SUGGEST_LEFT.with(|c| c.set(self.prev));
+    }
+}
+
+/// Charges `units` to the armed budget; `false` (and the budget spent) when it cannot pay,
+/// so every later search of the file gives up at once. Always `true` when unarmed.
+pub(crate) fn suggest_charge(units: usize) -> bool {
+    SUGGEST_LEFT.with(|c| match c.get() {
+        None => true,
+        Some(left) if left >= units => {
+            c.set(Some(left - units));
+            true
+        }
+        Some(_) => {
+            c.set(Some(0));
+            false
+        }
+    })
+}
+
 /// The candidate closest to `word` (case-insensitive edit distance), first in candidate
-/// order on ties; `None` when there are no candidates.
+/// order on ties; `None` when there are no candidates, or when the armed
+/// [`SuggestBudget`] runs out (no half-searched answer).
 pub fn nearest<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<(&'c str, usize)> {
     let lower = word.to_lowercase();
+    let lw = lower.chars().count().max(1);
     let mut best: Option<(&str, usize)> = None;
     for c in candidates {
-        let d = edit_distance(&lower, &c.to_lowercase());
+        let lc = c.to_lowercase();
+        let cost = lw.saturating_mul(lc.chars().count().max(1));
+        if !suggest_charge(SUGGEST_CANDIDATE_COST.saturating_add(cost)) {
+            return None;
+        }
+        let d = edit_distance(&lower, &lc);
         if best.is_none_or(|(_, bd)| d < bd) {
             best = Some((c, d));
         }
@@ -133,10 +196,16 @@ pub fn did_you_mean<'c>(
     // hopeless candidates are skipped before the quadratic comparison (a megabyte-long
     // word against every known name).
     let len = word.to_lowercase().chars().count();
-    let candidates = candidates
-        .into_iter()
-        .filter(move |c| len.abs_diff(c.to_lowercase().chars().count()) <= limit);
-    nearest(word, candidates)
+    let mut near = Vec::new();
+    for c in candidates {
+        if !suggest_charge(SUGGEST_CANDIDATE_COST) {
+            return None;
+        }
+        if len.abs_diff(c.to_lowercase().chars().count()) <= limit {
+            near.push(c);
+        }
+    }
+    nearest(word, near)
         .filter(|(c, d)| *d <= limit && *c != word)
         .map(|(c, _)| c)
 }
@@ -217,8 +286,12 @@ struct Cx<'f> {
 
 impl Cx<'_> {
     fn push(&mut self, code: Code, range: TextRange, message: impl Into<String>) {
-        self.out
-            .push(Diagnostic::new(code, self.file, range, message));
+        if diagnostics::is_full(&self.out) {
+            diagnostics::count_left_out(&mut self.out, self.file, range, code.severity, 1);
+            return;
+        }
+        let d = Diagnostic::new(code, self.file, range, message);
+        diagnostics::push_bounded(&mut self.out, d);
     }
 
     fn document(&mut self, root: &Node) {
@@ -293,7 +366,7 @@ impl Cx<'_> {
             "name" if root.get("title").is_none() => {
                 let d = Diagnostic::new(code, self.file, e.key.range, "unknown key `name`; the case label is `title`")
                     .with_fix("rename `name` to `title`", e.key.range, "title");
-                self.out.push(d);
+                diagnostics::push_bounded(&mut self.out, d);
             }
             _ => self.unknown_key(e, root, TOP_LEVEL_KEYS, None),
         }
@@ -302,8 +375,13 @@ impl Cx<'_> {
     /// Reports an unknown key of a strict mapping `map` whose known keys are `known`;
     /// `inside` names the mapping for messages (`None` at the top level).
     fn unknown_key(&mut self, e: &Entry, map: &Node, known: &[&str], inside: Option<&str>) {
-        let Some(key) = key_text(e) else { return };
         let code = &diagnostics::CASE_UNKNOWN_KEY;
+        if diagnostics::is_full(&self.out) {
+            // Past the bound a problem is counted, not worded (no near-miss search).
+            diagnostics::count_left_out(&mut self.out, self.file, e.key.range, code.severity, 1);
+            return;
+        }
+        let Some(key) = key_text(e) else { return };
         let place = inside.map(|i| format!(" in `{i}`")).unwrap_or_default();
         match did_you_mean(&key, known.iter().copied()) {
             Some(s) => {
@@ -316,7 +394,7 @@ impl Cx<'_> {
                 if map.get(s).is_none() {
                     d = d.with_fix(format!("rename `{key}` to `{s}`"), e.key.range, s);
                 }
-                self.out.push(d);
+                diagnostics::push_bounded(&mut self.out, d);
             }
             None => self.push(
                 code,
@@ -689,7 +767,7 @@ impl Cx<'_> {
         if key == "judge" {
             let d = Diagnostic::new(code, self.file, step.key.range, "unknown step `judge`; it was renamed to `grade` (`- grade: { closedQA, atLeast }`)")
                 .with_fix("rename `judge` to `grade`", step.key.range, "grade");
-            self.out.push(d);
+            diagnostics::push_bounded(&mut self.out, d);
             return;
         }
         match did_you_mean(key, ACTIONS.iter().chain(ASSERTIONS).copied()) {
@@ -701,7 +779,7 @@ impl Cx<'_> {
                     format!("unknown step `{key}`; did you mean `{s}`?"),
                 )
                 .with_fix(format!("replace `{key}` with `{s}`"), step.key.range, s);
-                self.out.push(d);
+                diagnostics::push_bounded(&mut self.out, d);
             }
             None => self.push(
                 code,
@@ -1162,7 +1240,7 @@ impl Cx<'_> {
                             );
                         }
                     }
-                    self.out.push(d);
+                    diagnostics::push_bounded(&mut self.out, d);
                 }
             }
         }

@@ -137,27 +137,33 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
             )),
         };
         if let Some(message) = why {
-            out.push(Diagnostic::new(
-                &diagnostics::CASE_WITHOUT_WORKFLOW,
-                file,
-                TextRange::empty(0),
-                message,
-            ));
+            diagnostics::push_bounded(
+                &mut out,
+                Diagnostic::new(
+                    &diagnostics::CASE_WITHOUT_WORKFLOW,
+                    file,
+                    TextRange::empty(0),
+                    message,
+                ),
+            );
         }
         return out;
     };
     let Some(model) = info.model.as_ref() else {
         // Present but not loadable (a syntax error, not a mapping, over the size limit):
         // `check <case>` must not pass as if the case had been checked against it.
-        out.push(Diagnostic::new(
-            &diagnostics::CASE_WITHOUT_WORKFLOW,
-            file,
-            TextRange::empty(0),
-            format!(
-                "`{}` does not load (see its own diagnostics), so this case has nothing to run against and its cross-file checks did not run",
-                info.path
+        diagnostics::push_bounded(
+            &mut out,
+            Diagnostic::new(
+                &diagnostics::CASE_WITHOUT_WORKFLOW,
+                file,
+                TextRange::empty(0),
+                format!(
+                    "`{}` does not load (see its own diagnostics), so this case has nothing to run against and its cross-file checks did not run",
+                    info.path
+                ),
             ),
-        ));
+        );
         return out;
     };
     let Some(wf) = Some(model).filter(|w| !w.states.is_empty()) else {
@@ -274,7 +280,7 @@ impl Cx<'_, '_> {
         if let Some((s, _)) = nearest(&id.value, ids.iter().map(String::as_str)) {
             d = d.with_fix(format!("use trigger `{s}`"), id.range, yaml_scalar(s));
         }
-        out.push(d);
+        diagnostics::push_bounded(out, d);
     }
 
     /// `WFX310`/`WFX311` (FORMAT §A.5, §B.10): the case's `variables`, seeded as a `send`
@@ -346,14 +352,17 @@ impl Cx<'_, '_> {
                     )
                 }
             };
-            out.push(d.with_related(
-                &self.info.path,
-                entry.name.range,
-                format!(
-                    "`{name}` is required by trigger `{trigger_id}` of state `{}`",
-                    trigger.state
+            diagnostics::push_bounded(
+                out,
+                d.with_related(
+                    &self.info.path,
+                    entry.name.range,
+                    format!(
+                        "`{name}` is required by trigger `{trigger_id}` of state `{}`",
+                        trigger.state
+                    ),
                 ),
-            ));
+            );
         }
     }
 
@@ -398,7 +407,7 @@ impl Cx<'_, '_> {
                 format!("`{}` resumes another run without mocks", k.value),
             );
         }
-        out.push(d);
+        diagnostics::push_bounded(out, d);
     }
 
     /// FORMAT §B.8: seed paths land in seedable zones; `from:` fixtures exist.
@@ -425,15 +434,18 @@ impl Cx<'_, '_> {
                         "it lies in a runtime offload area (`large_tool_results`, `conversation_history`)"
                     }
                 };
-                out.push(Diagnostic::new(
-                    &diagnostics::CASE_UNSEEDABLE_PATH,
-                    self.file,
-                    seed.key.range,
-                    format!(
-                        "cannot seed `{path}`: {why}, the `{}` zone; seed agent-visible session files instead (e.g. `trigger.json`, `scratchpad/…`)",
-                        zone.name()
+                diagnostics::push_bounded(
+                    out,
+                    Diagnostic::new(
+                        &diagnostics::CASE_UNSEEDABLE_PATH,
+                        self.file,
+                        seed.key.range,
+                        format!(
+                            "cannot seed `{path}`: {why}, the `{}` zone; seed agent-visible session files instead (e.g. `trigger.json`, `scratchpad/…`)",
+                            zone.name()
+                        ),
                     ),
-                ));
+                );
             }
             let Some([only]) = seed.value.as_map() else {
                 continue;
@@ -451,23 +463,29 @@ impl Cx<'_, '_> {
             let fixture = join(&tests, &rel);
             let exists = self.ctx.fs.is_file(&fixture);
             if !exists && crate::files::leaves_workspace(self.ctx.fs, &fixture) {
-                out.push(Diagnostic::new(
-                    &diagnostics::LINK_OUTSIDE_WORKSPACE,
-                    self.file,
-                    only.value.range,
-                    format!(
-                        "`{fixture}` is a symbolic link that leaves the workspace; it was not read"
+                diagnostics::push_bounded(
+                    out,
+                    Diagnostic::new(
+                        &diagnostics::LINK_OUTSIDE_WORKSPACE,
+                        self.file,
+                        only.value.range,
+                        format!(
+                            "`{fixture}` is a symbolic link that leaves the workspace; it was not read"
+                        ),
                     ),
-                ));
+                );
             } else if !exists {
-                out.push(Diagnostic::new(
-                    &diagnostics::CASE_MISSING_FIXTURE,
-                    self.file,
-                    only.value.range,
-                    format!(
-                        "workspace entry `{path}` references `from: {from}`, but `{tests}/{rel}` does not exist"
+                diagnostics::push_bounded(
+                    out,
+                    Diagnostic::new(
+                        &diagnostics::CASE_MISSING_FIXTURE,
+                        self.file,
+                        only.value.range,
+                        format!(
+                            "workspace entry `{path}` references `from: {from}`, but `{tests}/{rel}` does not exist"
+                        ),
                     ),
-                ));
+                );
             }
         }
     }
@@ -496,15 +514,18 @@ impl Cx<'_, '_> {
                     self.workflow_ref(w, out);
                 }
             }
-            "grade" if !self.wf.has_judge => out.push(Diagnostic::new(
-                &diagnostics::CASE_GRADE_WITHOUT_JUDGE,
-                self.file,
-                step.key.range,
-                format!(
-                    "`grade` cannot pass: workflow `{}` declares no `tests.judge`, so no grading model is wired (add `tests: {{ judge: {{}} }}` to its workflow.yaml)",
-                    self.slug()
+            "grade" if !self.wf.has_judge => diagnostics::push_bounded(
+                out,
+                Diagnostic::new(
+                    &diagnostics::CASE_GRADE_WITHOUT_JUDGE,
+                    self.file,
+                    step.key.range,
+                    format!(
+                        "`grade` cannot pass: workflow `{}` declares no `tests.judge`, so no grading model is wired (add `tests: {{ judge: {{}} }}` to its workflow.yaml)",
+                        self.slug()
+                    ),
                 ),
-            )),
+            ),
             _ => {}
         }
     }
@@ -521,15 +542,18 @@ impl Cx<'_, '_> {
         if self.wf.state(name).is_some() {
             return;
         }
-        out.push(self.unknown(
-            &diagnostics::CASE_UNKNOWN_STATE,
-            node,
-            format!(
-                "`{what}` names state `{name}`, which workflow `{}` does not declare",
-                self.slug()
+        diagnostics::push_bounded(
+            out,
+            self.unknown(
+                &diagnostics::CASE_UNKNOWN_STATE,
+                node,
+                format!(
+                    "`{what}` names state `{name}`, which workflow `{}` does not declare",
+                    self.slug()
+                ),
+                self.state_names(),
             ),
-            self.state_names(),
-        ));
+        );
     }
 
     /// A did-you-mean diagnostic: `msg`, plus a suggestion and a fix when one is near.
@@ -562,15 +586,18 @@ impl Cx<'_, '_> {
             return;
         };
         if self.wf.state(to).is_none() {
-            out.push(self.unknown(
-                &diagnostics::CASE_DECIDE_UNKNOWN_STATE,
-                node,
-                format!(
-                    "`decide.to` names state `{to}`, which workflow `{}` does not declare",
-                    self.slug()
+            diagnostics::push_bounded(
+                out,
+                self.unknown(
+                    &diagnostics::CASE_DECIDE_UNKNOWN_STATE,
+                    node,
+                    format!(
+                        "`decide.to` names state `{to}`, which workflow `{}` does not declare",
+                        self.slug()
+                    ),
+                    self.state_names(),
                 ),
-                self.state_names(),
-            ));
+            );
             return;
         }
         let humans: Vec<_> = self
@@ -632,7 +659,7 @@ impl Cx<'_, '_> {
                 );
             }
         }
-        out.push(d);
+        diagnostics::push_bounded(out, d);
     }
 
     /// `WFX306` when `ranWorkflow.workflow` is no workflow folder of the workspace.
@@ -643,7 +670,7 @@ impl Cx<'_, '_> {
         if self.ctx.workflow_slugs.iter().any(|s| s == slug) {
             return;
         }
-        out.push(self.unknown(
+        diagnostics::push_bounded(out, self.unknown(
             &diagnostics::CASE_UNKNOWN_WORKFLOW,
             node,
             format!(

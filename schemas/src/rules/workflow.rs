@@ -259,17 +259,17 @@ impl<'a> Cx<'a> {
 
     fn shape(&mut self, code: Code, range: TextRange, msg: impl Into<String>) {
         let d = self.diag(code, range, msg);
-        self.shape.push(d);
+        d::push_bounded(&mut self.shape, d);
     }
 
     fn refine(&mut self, code: Code, range: TextRange, msg: impl Into<String>) {
         let d = self.diag(code, range, msg);
-        self.refine.push(d);
+        d::push_bounded(&mut self.refine, d);
     }
 
     fn lint(&mut self, code: Code, range: TextRange, msg: impl Into<String>) {
         let d = self.diag(code, range, msg);
-        self.lint.push(d);
+        d::push_bounded(&mut self.lint, d);
     }
 }
 
@@ -433,6 +433,12 @@ pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
             .collect::<String>()
             .to_lowercase()
     };
+    use crate::rules::case::{SUGGEST_CANDIDATE_COST, suggest_charge};
+    // Bounded work: each candidate is charged to the file's near-miss budget
+    // (`rules::case::MAX_SUGGEST_WORK`); once it is spent there is no suggestion.
+    if !suggest_charge(SUGGEST_CANDIDATE_COST.saturating_mul(known.len())) {
+        return None;
+    }
     let nk = norm(key);
     if let Some(k) = known.iter().find(|k| norm(k) == nk) {
         return Some(k);
@@ -441,10 +447,20 @@ pub fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     let limit = if len >= 6 { 2 } else { 1 };
     // The distance is at least the length difference: skip hopeless candidates before the
     // quadratic comparison (a 7 MiB key would otherwise allocate gigabytes).
-    known
+    let near: Vec<&str> = known
         .iter()
+        .copied()
         .filter(|k| len.abs_diff(k.chars().count()) <= limit)
-        .map(|k| (edit_distance(key, k), *k))
+        .collect();
+    let cells: usize = near
+        .iter()
+        .map(|k| len.max(1).saturating_mul(k.chars().count().max(1)))
+        .fold(0, usize::saturating_add);
+    if !suggest_charge(cells) {
+        return None;
+    }
+    near.into_iter()
+        .map(|k| (edit_distance(key, k), k))
         .filter(|(dist, _)| *dist <= limit)
         .min_by_key(|(dist, _)| *dist)
         .map(|(_, k)| k)
@@ -513,7 +529,7 @@ fn strict(cx: &mut Cx<'_>, node: &Node, known: &[&str], at: At, what: &str) {
             if let Some(new) = rename {
                 diag = diag.with_fix(format!("rename `{key}` to `{new}`"), e.key.range, new);
             }
-            cx.shape.push(diag);
+            d::push_bounded(&mut cx.shape, diag);
             continue;
         }
         let suggestion = alias(at, &key).or_else(|| did_you_mean(&key, known));
@@ -526,7 +542,7 @@ fn strict(cx: &mut Cx<'_>, node: &Node, known: &[&str], at: At, what: &str) {
         if let Some(s) = suggestion {
             diag = diag.with_fix(format!("replace `{key}` with `{s}`"), e.key.range, s);
         }
-        cx.shape.push(diag);
+        d::push_bounded(&mut cx.shape, diag);
     }
 }
 
@@ -850,6 +866,21 @@ fn shape_tests(cx: &mut Cx<'_>, v: &Node) {
         if let Some(n) = v.get_value(k) {
             expect_int(cx, n, &format!("tests.{k}"), 1);
         }
+    }
+    // Bounded work: the runner clamps a case's time to this ceiling.
+    let ceiling = crate::model::workflow::MAX_CASE_TIMEOUT_MS;
+    if let Some(n) = v.get_value("caseTimeoutMs")
+        && let Value::Int(i) = n.value
+        && u64::try_from(i).is_ok_and(|i| i > ceiling)
+    {
+        cx.lint(
+            &d::WF_SANDBOX_BUDGET_ABOVE_CEILING,
+            n.range,
+            format!(
+                "`tests.caseTimeoutMs` is {i} ms, above the runner's ceiling of {ceiling} ms; \
+                 `wfx-lsp test` stops a case after {ceiling} ms"
+            ),
+        );
     }
     if let Some(j) = v
         .get_value("judge")
@@ -1363,7 +1394,7 @@ fn shape_triggers(cx: &mut Cx<'_>, slug: &str, node: &Node) {
                             if let Some(s) = suggestion {
                                 diag = diag.with_fix(format!("replace `{k}` with `{s}`"), de.key.range, s);
                             }
-                            cx.lint.push(diag);
+                            d::push_bounded(&mut cx.lint, diag);
                         }
                     }
                 }
@@ -1447,7 +1478,7 @@ fn shape_signature(cx: &mut Cx<'_>, node: &Node, key: &str) {
                     format!("`{name}` is listed more than once in `{key}`"),
                 )
                 .with_related(cx.file, *first, "first listed here");
-            cx.shape.push(diag);
+            d::push_bounded(&mut cx.shape, diag);
         } else {
             seen.insert(name.to_owned(), name_node.range);
         }
@@ -1519,7 +1550,7 @@ fn shape_hook(
                     format!("hook key `{k}` was removed; use {replacement} instead"),
                 )
                 .with_fix(format!("rename `{k}` to `{new}`"), e.key.range, new);
-            cx.shape.push(diag);
+            d::push_bounded(&mut cx.shape, diag);
             if k == "subagent" {
                 return;
             }
@@ -1600,7 +1631,7 @@ fn shape_hook(
                     kind.key.range,
                     format!("state `{slug}` `{phase}` hook uses unknown kind `{custom}`; built-in kinds are script and rubric; declare custom kinds under `extensions.hooks` if an executor is registered at runtime"),
                 );
-                cx.validate.push(d);
+                d::push_bounded(&mut cx.validate, d);
             }
         }
     }
@@ -1732,7 +1763,7 @@ fn refine(cx: &mut Cx<'_>, root: &Node) {
                         *first,
                         format!("also declared by state `{first_state}`"),
                     );
-                cx.refine.push(diag);
+                d::push_bounded(&mut cx.refine, diag);
             }
         }
     }
@@ -1907,7 +1938,7 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
             let diag = cx
                 .diag(&d::WF_REDUNDANT_FORBID_ALWAYS, *range, format!("skill `{slug}` is forbidden in every state but also granted; `skills.forbid_always` wins, so the grant does nothing"))
                 .with_related(cx.file, at, "granted here");
-            cx.lint.push(diag);
+            d::push_bounded(&mut cx.lint, diag);
         }
     }
     for (name, range) in &mounts_forbid_always {
@@ -1927,7 +1958,7 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
             let diag = cx
                 .diag(&d::WF_REDUNDANT_FORBID_ALWAYS, *range, format!("mount `{name}` is forbidden in every state but also granted; `mounts.forbid_always` wins, so the grant does nothing"))
                 .with_related(cx.file, at, "granted here");
-            cx.lint.push(diag);
+            d::push_bounded(&mut cx.lint, diag);
         }
     }
     let settings_model = get("settings")
@@ -2002,7 +2033,7 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
                         ),
                     )
                     .with_related(cx.file, *fr, "forbidden here");
-                cx.lint.push(diag);
+                d::push_bounded(&mut cx.lint, diag);
             }
         }
         for (s, r) in &forbid {
@@ -2039,7 +2070,7 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
                         ),
                     )
                     .with_related(cx.file, *fr, "forbidden here");
-                cx.lint.push(diag);
+                d::push_bounded(&mut cx.lint, diag);
             }
         }
         // Tools: allow and a guarded forbid of the same tool (an unguarded forbid is WFX359).
@@ -2056,7 +2087,7 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
                 let diag = cx
                         .diag(&d::WF_ENABLED_AND_FORBIDDEN, a.tool_range, format!("state `{slug}` both allows and forbids tool `{}`; calls the forbid entry matches are denied", a.tool))
                         .with_related(cx.file, f.tool_range, "forbidden here");
-                cx.lint.push(diag);
+                d::push_bounded(&mut cx.lint, diag);
             }
             // Scratchpad-only guards on mutating built-ins.
             if TOOL_PATH_ARGS.iter().any(|(t, _, m)| *t == a.tool && *m) {
@@ -2112,7 +2143,7 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
                                 format!("human state `{slug}` has more than one `{k}` transition"),
                             )
                             .with_related(cx.file, *first, "first one");
-                        cx.lint.push(diag);
+                        d::push_bounded(&mut cx.lint, diag);
                     } else {
                         seen_types.insert(k, ty.range);
                     }
@@ -2135,7 +2166,7 @@ fn lint(cx: &mut Cx<'_>, root: &Node) {
                         format!("state `{slug}` lists `{n}` twice in `requires`"),
                     )
                     .with_related(cx.file, *first, "first listed here");
-                cx.lint.push(diag);
+                d::push_bounded(&mut cx.lint, diag);
             } else {
                 seen.insert(n, r);
             }

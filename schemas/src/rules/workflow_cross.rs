@@ -88,12 +88,18 @@ pub fn check_workflow(
 pub fn missing_workflow(dir: &WorkflowDir) -> Vec<Diagnostic> {
     let file = dir.spec_path();
     let mut out: Vec<Diagnostic> = slug_check(dir, &file).into_iter().collect();
-    out.push(Diagnostic::new(
-        &d::WFC_MISSING_WORKFLOW,
-        file,
-        TextRange::empty(0),
-        format!("no `workflow.yaml` found for workflow `{}`; every folder under `workflows/` needs its machine spec", dir.slug),
-    ));
+    d::push_bounded(
+        &mut out,
+        Diagnostic::new(
+            &d::WFC_MISSING_WORKFLOW,
+            file,
+            TextRange::empty(0),
+            format!(
+                "no `workflow.yaml` found for workflow `{}`; every folder under `workflows/` needs its machine spec",
+                dir.slug
+            ),
+        ),
+    );
     out
 }
 
@@ -153,12 +159,17 @@ fn runtime_contract(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
         (_, Some(v)) => v.range,
         _ => rt.range,
     };
-    out.push(Diagnostic::new(
-        &d::WFC_UNSUPPORTED_RUNTIME,
-        file,
-        range,
-        format!("unsupported runtime contract `{engine_text}@{version_text}`; supported: archmax-harness@1, archmax-harness@2"),
-    ));
+    d::push_bounded(
+        out,
+        Diagnostic::new(
+            &d::WFC_UNSUPPORTED_RUNTIME,
+            file,
+            range,
+            format!(
+                "unsupported runtime contract `{engine_text}@{version_text}`; supported: archmax-harness@1, archmax-harness@2"
+            ),
+        ),
+    );
 }
 
 fn state_slug(file: &str, e: &Entry, slug: &str, out: &mut Vec<Diagnostic>) {
@@ -171,7 +182,10 @@ fn state_slug(file: &str, e: &Entry, slug: &str, out: &mut Vec<Diagnostic>) {
     } else {
         return;
     };
-    out.push(Diagnostic::new(&d::WFC_STATE_SLUG, file, e.key.range, msg));
+    d::push_bounded(
+        out,
+        Diagnostic::new(&d::WFC_STATE_SLUG, file, e.key.range, msg),
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -204,22 +218,30 @@ fn hooks(
         };
         let full = join(&dir.dir(), path);
         match fs.read_text(&full) {
-            Err(crate::files::FileError::OutsideWorkspace) => out.push(Diagnostic::new(
-                &d::LINK_OUTSIDE_WORKSPACE,
-                file,
-                script.range,
-                format!("`{full}` is a symbolic link that leaves the workspace; it was not read"),
-            )),
-            Err(_) if !fs.is_file(&full) => out.push(Diagnostic::new(
-                &d::WFC_HOOK_SCRIPT_MISSING,
-                file,
-                script.range,
-                format!("hook script of state `{slug}` not found: `{full}`"),
-            )),
+            Err(crate::files::FileError::OutsideWorkspace) => d::push_bounded(
+                out,
+                Diagnostic::new(
+                    &d::LINK_OUTSIDE_WORKSPACE,
+                    file,
+                    script.range,
+                    format!(
+                        "`{full}` is a symbolic link that leaves the workspace; it was not read"
+                    ),
+                ),
+            ),
+            Err(_) if !fs.is_file(&full) => d::push_bounded(
+                out,
+                Diagnostic::new(
+                    &d::WFC_HOOK_SCRIPT_MISSING,
+                    file,
+                    script.range,
+                    format!("hook script of state `{slug}` not found: `{full}`"),
+                ),
+            ),
             Err(_) => {}
             Ok(source) => {
                 for (spec, range) in foreign_imports(&source) {
-                    out.push(
+                    d::push_bounded(out,
                         Diagnostic::new(
                             &d::WFC_HOOK_FOREIGN_IMPORT,
                             file,
@@ -536,7 +558,8 @@ fn check_skills(
 ) {
     let skills_key = root.get("skills").map(|e| e.key.range);
     for issue in &reg.issues {
-        out.push(
+        d::push_bounded(
+            out,
             Diagnostic::new(
                 issue.code,
                 file,
@@ -590,7 +613,7 @@ fn check_skills(
                 if let Some(h) = hint {
                     diag = diag.with_fix(format!("replace `{slug}` with `{h}`"), item.range, h);
                 }
-                out.push(diag);
+                d::push_bounded(out, diag);
             }
         }
     }
@@ -611,7 +634,7 @@ fn check_skills(
                 "a skill the workspace provides",
             );
         }
-        out.push(diag);
+        d::push_bounded(out, diag);
     }
 }
 
@@ -741,7 +764,17 @@ fn governance(
     for a in &allow {
         let tool = a.tool;
         if tool == "task" {
-            out.push(Diagnostic::new(&d::WFC_TASK_NOT_GRANTABLE, file, a.tool_node.range, format!("state `{slug}` allows `task`, which is not grantable: it is the runtime's own dispatch for grading rubrics, disclosed in no state; to delegate work, allow `archmax_workflow_<slug>` instead")));
+            d::push_bounded(
+                out,
+                Diagnostic::new(
+                    &d::WFC_TASK_NOT_GRANTABLE,
+                    file,
+                    a.tool_node.range,
+                    format!(
+                        "state `{slug}` allows `task`, which is not grantable: it is the runtime's own dispatch for grading rubrics, disclosed in no state; to delegate work, allow `archmax_workflow_<slug>` instead"
+                    ),
+                ),
+            );
         }
         if tool == "archmax_advance" {
             for (target, node) in a.arg_globs("to") {
@@ -749,17 +782,20 @@ fn governance(
                     continue;
                 }
                 if !state_slugs.contains(target) {
-                    out.push(Diagnostic::new(
-                        &d::WFC_ADVANCE_UNDEFINED_TARGET,
-                        file,
-                        node.range,
-                        format!(
-                            "state `{slug}` allows archmax_advance to undefined state `{target}`"
+                    d::push_bounded(
+                        out,
+                        Diagnostic::new(
+                            &d::WFC_ADVANCE_UNDEFINED_TARGET,
+                            file,
+                            node.range,
+                            format!(
+                                "state `{slug}` allows archmax_advance to undefined state `{target}`"
+                            ),
                         ),
-                    ));
+                    );
                 } else if !edges.contains(target) {
                     let related = st.get("transitions").map_or(e.key.range, |t| t.key.range);
-                    out.push(
+                    d::push_bounded(out,
                         Diagnostic::new(&d::WFC_ADVANCE_WITHOUT_EDGE, file, node.range, format!("state `{slug}` allows archmax_advance to `{target}` but declares no transition to it; the runtime will block the transition"))
                             .with_related(file, related, "the state's transitions"),
                     );
@@ -769,13 +805,33 @@ fn governance(
         if tool == "archmax_run" {
             for (p, node) in a.file_path_globs() {
                 if !reg.reaches_a_bundle(p) {
-                    out.push(Diagnostic::new(&d::WFC_RUN_OUTSIDE_SKILL_BUNDLE, file, node.range, format!("state `{slug}` allows `archmax_run` on `{p}`, which is outside every skill bundle; `archmax_run` may only execute scripts in a skill bundle (rule `script.skill-only`), so scope it to a skill's scripts (e.g. `skills/<name>/scripts/**`)")));
+                    d::push_bounded(
+                        out,
+                        Diagnostic::new(
+                            &d::WFC_RUN_OUTSIDE_SKILL_BUNDLE,
+                            file,
+                            node.range,
+                            format!(
+                                "state `{slug}` allows `archmax_run` on `{p}`, which is outside every skill bundle; `archmax_run` may only execute scripts in a skill bundle (rule `script.skill-only`), so scope it to a skill's scripts (e.g. `skills/<name>/scripts/**`)"
+                            ),
+                        ),
+                    );
                 }
             }
         }
         for (p, node) in a.file_path_globs() {
             if first_segment(p) == "workflows" {
-                out.push(Diagnostic::new(&d::WFC_AUTHORING_PLANE_PATH, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which names the authoring plane (`workflows/`: machine specs, rubrics, hook scripts and cases); it is not routed into the agent's workspace, so this path resolves inside the run's own zone")));
+                d::push_bounded(
+                    out,
+                    Diagnostic::new(
+                        &d::WFC_AUTHORING_PLANE_PATH,
+                        file,
+                        node.range,
+                        format!(
+                            "state `{slug}` allows `{tool}` on `{p}`, which names the authoring plane (`workflows/`: machine specs, rubrics, hook scripts and cases); it is not routed into the agent's workspace, so this path resolves inside the run's own zone"
+                        ),
+                    ),
+                );
             }
         }
         // Mutating path arguments.
@@ -797,7 +853,17 @@ fn governance(
             for (p, node) in targets {
                 let top = first_segment(p);
                 if RUNTIME_OWNED_DIRS.contains(&top.as_str()) {
-                    out.push(Diagnostic::new(&d::WFC_RUNTIME_OWNED_WRITE, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which targets a runtime-owned run area; the runtime will block it; write under `scratchpad/` instead")));
+                    d::push_bounded(
+                        out,
+                        Diagnostic::new(
+                            &d::WFC_RUNTIME_OWNED_WRITE,
+                            file,
+                            node.range,
+                            format!(
+                                "state `{slug}` allows `{tool}` on `{p}`, which targets a runtime-owned run area; the runtime will block it; write under `scratchpad/` instead"
+                            ),
+                        ),
+                    );
                     continue;
                 }
                 if p.contains('*') {
@@ -805,7 +871,17 @@ fn governance(
                 }
                 let c = canonical(p);
                 if top == "skills" || c == "AGENTS.md" {
-                    out.push(Diagnostic::new(&d::WFC_AUTHORED_ZONE_WRITE, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which is in the read-only authored zone; the runtime will block it; write under `scratchpad/` instead")));
+                    d::push_bounded(
+                        out,
+                        Diagnostic::new(
+                            &d::WFC_AUTHORED_ZONE_WRITE,
+                            file,
+                            node.range,
+                            format!(
+                                "state `{slug}` allows `{tool}` on `{p}`, which is in the read-only authored zone; the runtime will block it; write under `scratchpad/` instead"
+                            ),
+                        ),
+                    );
                     continue;
                 }
                 let denies = |f: &ToolEntry<'_>| {
@@ -822,9 +898,29 @@ fn governance(
                             .any(|(g, _)| glob_match(&canonical(g), &c))
                 };
                 if forbid_always.iter().any(|f| f.guarded() && denies(f)) {
-                    out.push(Diagnostic::new(&d::WFC_FORBID_ALWAYS_DENIES_GRANT, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which `tools.forbid_always` denies in every state; a denial beats every grant")));
+                    d::push_bounded(
+                        out,
+                        Diagnostic::new(
+                            &d::WFC_FORBID_ALWAYS_DENIES_GRANT,
+                            file,
+                            node.range,
+                            format!(
+                                "state `{slug}` allows `{tool}` on `{p}`, which `tools.forbid_always` denies in every state; a denial beats every grant"
+                            ),
+                        ),
+                    );
                 } else if forbid_here.iter().any(|f| f.guarded() && denies(f)) {
-                    out.push(Diagnostic::new(&d::WFC_ALLOWED_AND_FORBIDDEN, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which this state's `tools.forbid` denies; a denial beats every grant")));
+                    d::push_bounded(
+                        out,
+                        Diagnostic::new(
+                            &d::WFC_ALLOWED_AND_FORBIDDEN,
+                            file,
+                            node.range,
+                            format!(
+                                "state `{slug}` allows `{tool}` on `{p}`, which this state's `tools.forbid` denies; a denial beats every grant"
+                            ),
+                        ),
+                    );
                 }
             }
         }
@@ -833,7 +929,17 @@ fn governance(
                 if let Some(owner) = reg.skill_of_pattern(p)
                     && !enabled.contains(owner)
                 {
-                    out.push(Diagnostic::new(&d::WFC_SKILL_NOT_ENABLED_PATH, file, node.range, format!("state `{slug}` allows `{tool}` on `{p}`, which can only match inside skill `{owner}`, a skill this state does not enable; add `{owner}` to this state's `skills.allow` (or `skills.allow_always`), check no forbid list denies it, or drop the entry")));
+                    d::push_bounded(
+                        out,
+                        Diagnostic::new(
+                            &d::WFC_SKILL_NOT_ENABLED_PATH,
+                            file,
+                            node.range,
+                            format!(
+                                "state `{slug}` allows `{tool}` on `{p}`, which can only match inside skill `{owner}`, a skill this state does not enable; add `{owner}` to this state's `skills.allow` (or `skills.allow_always`), check no forbid list denies it, or drop the entry"
+                            ),
+                        ),
+                    );
                 }
             }
         }
@@ -843,12 +949,12 @@ fn governance(
                 .map(|f| f.tool_node.range)
         };
         if let Some(r) = outright(&forbid_always) {
-            out.push(
+            d::push_bounded(out,
                 Diagnostic::new(&d::WFC_FORBID_ALWAYS_DENIES_GRANT, file, a.tool_node.range, format!("state `{slug}` allows `{tool}`, which `tools.forbid_always` denies in every state; a denial beats every grant, so the runtime blocks it everywhere"))
                     .with_related(file, r, "denied here"),
             );
         } else if let Some(r) = outright(&forbid_here) {
-            out.push(
+            d::push_bounded(out,
                 Diagnostic::new(&d::WFC_ALLOWED_AND_FORBIDDEN, file, a.tool_node.range, format!("state `{slug}` allows `{tool}` and forbids it in the same state; the denial wins, so the runtime blocks every such call"))
                     .with_related(file, r, "forbidden here"),
             );
@@ -862,11 +968,30 @@ fn allow_always(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
             .and_then(|t| t.get_value("allow_always")),
     ) {
         if a.tool == "task" {
-            out.push(Diagnostic::new(&d::WFC_TASK_NOT_GRANTABLE, file, a.tool_node.range, "`tools.allow_always` allows `task`, which is not grantable: it is the runtime's own dispatch for grading rubrics, disclosed in no state; to delegate work, allow `archmax_workflow_<slug>` instead"));
+            d::push_bounded(
+                out,
+                Diagnostic::new(
+                    &d::WFC_TASK_NOT_GRANTABLE,
+                    file,
+                    a.tool_node.range,
+                    "`tools.allow_always` allows `task`, which is not grantable: it is the runtime's own dispatch for grading rubrics, disclosed in no state; to delegate work, allow `archmax_workflow_<slug>` instead",
+                ),
+            );
         }
         for (p, node) in a.file_path_globs() {
             if RUNTIME_OWNED_DIRS.contains(&first_segment(p).as_str()) {
-                out.push(Diagnostic::new(&d::WFC_RUNTIME_AREA_GRANT, file, node.range, format!("`tools.allow_always` allows `{}` on `{p}`, which targets a runtime-owned run area; the runtime will block it; write under `scratchpad/` instead", a.tool)));
+                d::push_bounded(
+                    out,
+                    Diagnostic::new(
+                        &d::WFC_RUNTIME_AREA_GRANT,
+                        file,
+                        node.range,
+                        format!(
+                            "`tools.allow_always` allows `{}` on `{p}`, which targets a runtime-owned run area; the runtime will block it; write under `scratchpad/` instead",
+                            a.tool
+                        ),
+                    ),
+                );
             }
         }
     }
@@ -999,7 +1124,7 @@ impl Walk<'_> {
                         format!("delegation in workflow `{current}`"),
                     );
                 }
-                this.out.push(d);
+                d::push_bounded(&mut this.out, d);
             };
             if !is_slug(&target) {
                 emit(

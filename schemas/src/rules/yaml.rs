@@ -2,6 +2,7 @@
 //! alias limits, complex keys, and "one document per file" (FORMAT §A.0, §B.0).
 
 use crate::diagnostics::{self, Diagnostic};
+use crate::text::TextRange;
 use crate::yaml::{Parsed, YamlIssueKind};
 
 /// Diagnostics for the YAML issues of `parsed`, plus one for every document after the
@@ -22,6 +23,19 @@ pub fn check(file: &str, parsed: &Parsed) -> Vec<Diagnostic> {
             d = d.with_related(file, first, "first occurrence");
         }
         out.push(d);
+    }
+    if parsed.issues_left_out > 0 {
+        let at = parsed
+            .issues
+            .last()
+            .map_or(TextRange::empty(0), |i| i.range);
+        diagnostics::count_left_out(
+            &mut out,
+            file,
+            at,
+            diagnostics::Severity::Error,
+            parsed.issues_left_out,
+        );
     }
     if let Some(second) = parsed.document_ranges.get(1) {
         out.push(Diagnostic::new(

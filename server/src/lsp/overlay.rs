@@ -13,8 +13,15 @@ use wfx_runner::disk::DiskFiles;
 /// Open texts over the disk, rooted at one folder.
 #[derive(Clone, Debug)]
 pub struct Overlay {
-    disk: DiskFiles,
+    /// The workspace folder on disk; `None` for a document outside every workspace folder
+    /// (then only open buffers are seen, and nothing is read from disk: confinement).
+    disk: Option<DiskFiles>,
     open: BTreeMap<String, Arc<str>>,
+}
+
+/// What a buffers-only [`Overlay`] answers for a file that is not an open buffer.
+fn not_read() -> FileError {
+    FileError::Other("outside the editor's workspace folders; not read".to_owned())
 }
 
 fn norm(path: &str) -> String {
@@ -28,9 +35,17 @@ impl Overlay {
     /// `open` maps root-relative paths to buffer texts.
     pub fn new(root: &Path, open: BTreeMap<String, Arc<str>>) -> Self {
         Self {
-            disk: DiskFiles::new(root),
+            disk: Some(DiskFiles::new(root)),
             open,
         }
+    }
+
+    /// An overlay of open buffers only, for a document the client opened outside every
+    /// workspace folder: no disk read, no listing (the promise "confinement": the server
+    /// reads only inside its workspace folders). Cross-file rules then find nothing to
+    /// read and say so; the document's own rules run on its buffer.
+    pub fn buffers_only(open: BTreeMap<String, Arc<str>>) -> Self {
+        Self { disk: None, open }
     }
 }
 
@@ -39,7 +54,9 @@ impl Overlay {
     /// root, or a `..`/absolute path): an open buffer of such a file is reported as the link
     /// (`WFX010`) and not analysed ("confinement"). Costs an `lstat`, never a read.
     pub fn leaves_workspace(&self, path: &str) -> bool {
-        matches!(self.disk.resolve(path), Err(FileError::OutsideWorkspace))
+        self.disk
+            .as_ref()
+            .is_some_and(|d| matches!(d.resolve(path), Err(FileError::OutsideWorkspace)))
     }
 }
 
@@ -47,7 +64,7 @@ impl FileAccess for Overlay {
     fn read(&self, path: &str) -> Result<Vec<u8>, FileError> {
         match self.open.get(&norm(path)) {
             Some(t) => Ok(t.as_bytes().to_vec()),
-            None => self.disk.read(path),
+            None => self.disk.as_ref().ok_or_else(not_read)?.read(path),
         }
     }
 
@@ -55,7 +72,7 @@ impl FileAccess for Overlay {
         match self.open.get(&norm(path)) {
             Some(t) => Ok(t.to_string()),
             None => {
-                let bytes = self.disk.read(path)?;
+                let bytes = self.disk.as_ref().ok_or_else(not_read)?.read(path)?;
                 wfx_schemas::text::decode(&bytes)
                     .map_err(|at| FileError::Other(format!("not valid UTF-8 at byte {at}")))
             }
@@ -70,7 +87,10 @@ impl FileAccess for Overlay {
             format!("{dir}/")
         };
         let mut entries: BTreeMap<String, bool> = BTreeMap::new();
-        let disk = self.disk.list(&dir);
+        let disk = match &self.disk {
+            Some(d) => d.list(&dir),
+            None => Err(not_read()),
+        };
         if let Ok(list) = &disk {
             for e in list {
                 entries.insert(e.name.clone(), e.is_dir);
@@ -95,11 +115,11 @@ impl FileAccess for Overlay {
     }
 
     fn is_file(&self, path: &str) -> bool {
-        self.open.contains_key(&norm(path)) || self.disk.is_file(path)
+        self.open.contains_key(&norm(path)) || self.disk.as_ref().is_some_and(|d| d.is_file(path))
     }
 
     fn dir_identity(&self, dir: &str) -> Option<String> {
-        self.disk.dir_identity(dir)
+        self.disk.as_ref()?.dir_identity(dir)
     }
 }
 

@@ -480,8 +480,20 @@ impl Server {
             .clone()
     }
 
+    /// The files seen from `root`: the disk under it plus open buffers when `root` lies in
+    /// a workspace folder, open buffers only otherwise (a buffer the client opened outside
+    /// its workspace folders never makes the server read that folder: confinement).
     fn overlay(&self, root: &Path) -> Overlay {
-        Overlay::new(root, self.docs.texts_under(root))
+        if self.inside_workspace(root) {
+            Overlay::new(root, self.docs.texts_under(root))
+        } else {
+            Overlay::buffers_only(self.docs.texts_under(root))
+        }
+    }
+
+    /// True when `root` is, or lies below, one of the session's workspace folders.
+    fn inside_workspace(&self, root: &Path) -> bool {
+        self.session().roots.iter().any(|r| root.starts_with(r))
     }
 
     fn ctx(&self, uri: &Uri) -> Option<Ctx> {
@@ -1301,7 +1313,7 @@ impl LanguageServer for Server {
         // their diagnostics only when the two differ (usually they do not: a file was
         // just opened), so opening 200 files does not recheck 200 × 200 times.
         if let Some(loc) = loc
-            && shadows_disk(&loc, &doc.text)
+            && (!self.inside_workspace(&loc.root) || shadows_disk(&loc, &doc.text))
         {
             self.recheck_dependents(&doc.uri, &loc).await;
         }
@@ -1355,7 +1367,7 @@ impl LanguageServer for Server {
         // (which only matters when the two differed).
         if let Some(doc) = closed
             && let Some(loc) = doc.snapshot().located
-            && shadows_disk(&loc, doc.text())
+            && (!self.inside_workspace(&loc.root) || shadows_disk(&loc, doc.text()))
         {
             self.recheck_dependents(&uri, &loc).await;
         }

@@ -555,6 +555,38 @@ impl Regex {
     /// wfx-lsp patch: as [`Regex::find_from_utf16_bounded`], over UCS-2 code units (the
     /// JavaScript semantics of a regex without the `u` flag).
     #[cfg(feature = "utf16")]
+    /// wfx-lsp patch: [`Regex::find_from_utf16_bounded`] that also returns the units of
+    /// work done, so a caller can share one budget between many searches.
+    pub fn find_from_utf16_metered(
+        &self,
+        text: &[u16],
+        start: usize,
+        budget: u64,
+    ) -> (Result<Option<Match>, BudgetExceeded>, u64) {
+        let input = Utf16Input::new(text, self.cr.flags.unicode);
+        let exec = super::classicalbacktrack::BacktrackExecutor::new(
+            input,
+            MatchAttempter::with_budget(&self.cr, input.left_end(), budget),
+        );
+        first_metered(exec, start)
+    }
+
+    /// wfx-lsp patch: [`Regex::find_from_ucs2_bounded`] that also returns the units of
+    /// work done.
+    pub fn find_from_ucs2_metered(
+        &self,
+        text: &[u16],
+        start: usize,
+        budget: u64,
+    ) -> (Result<Option<Match>, BudgetExceeded>, u64) {
+        let input = Ucs2Input::new(text, self.cr.flags.unicode);
+        let exec = super::classicalbacktrack::BacktrackExecutor::new(
+            input,
+            MatchAttempter::with_budget(&self.cr, input.left_end(), budget),
+        );
+        first_metered(exec, start)
+    }
+
     pub fn find_from_ucs2_bounded(
         &self,
         text: &[u16],
@@ -1050,6 +1082,25 @@ impl fmt::Display for BudgetExceeded {
 }
 
 #[cfg(feature = "utf16")]
+/// wfx-lsp patch: [`first_within_budget`] plus the units of work it did.
+fn first_metered<Input: indexing::InputIndexer>(
+    mut executor: super::classicalbacktrack::BacktrackExecutor<'_, Input>,
+    start: usize,
+) -> (Result<Option<Match>, BudgetExceeded>, u64) {
+    use crate::exec::MatchProducer;
+    let Some(pos) = executor.initial_position(start) else {
+        return (Ok(None), 0);
+    };
+    let mut next = None;
+    let found = executor.next_match(pos, &mut next);
+    let work = executor.work();
+    if executor.exhausted() {
+        (Err(BudgetExceeded), work)
+    } else {
+        (Ok(found), work)
+    }
+}
+
 fn first_within_budget<Input: indexing::InputIndexer>(
     mut executor: super::classicalbacktrack::BacktrackExecutor<'_, Input>,
     start: usize,

@@ -1058,6 +1058,11 @@ impl<'r, Input: InputIndexer> BacktrackExecutor<'r, Input> {
     pub(crate) fn exhausted(&self) -> bool {
         self.matcher.exhausted
     }
+
+    /// wfx-lsp patch: the units of work done so far.
+    pub(crate) fn work(&self) -> u64 {
+        self.matcher.work
+    }
 }
 
 impl<Input: InputIndexer> BacktrackExecutor<'_, Input> {
