@@ -204,6 +204,9 @@ fn rust_errors(s: &Sample) -> Vec<String> {
     wfx_schemas::check::check_file(&s.fs, &s.path)
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
+        // WFX313 (no agent can pass the case) is a path search over the workflow graph, which
+        // no JSON Schema can express; the showcase `valid/.../every-step` case has it.
+        .filter(|d| d.code.code != "WFX313")
         .map(|d| format!("{} {}", d.code.code, d.message))
         .collect()
 }

@@ -152,11 +152,7 @@ impl Fake {
     }
 }
 
-fn serve(
-    stream: TcpStream,
-    seen: &Mutex<Vec<Seen>>,
-    handler: &Mutex<Handler>,
-) {
+fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>, handler: &Mutex<Handler>) {
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
