@@ -13,6 +13,8 @@
 --     EXPECT_WORKFLOW_LENS   lens title on workflow.yaml                           (Run all cases)
 --     EXPECT_HINT            inlay hint label substring on a case file             (/60)
 --     EXPECT_RENAME          comma list of path suffixes the rename edit touches   (workflow.yaml,.test.yaml)
+--     EXPECT_CLOSED_DIAG     substring of the diagnostic a closed case gets when workflow.yaml renames the
+--                            state it names (workspace-wide diagnostics)                   (general-question)
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
 --                            expect more inlay hints on its step lines afterwards (per-step results)   (on)
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
@@ -40,6 +42,7 @@ local X = {
   hint = expect('EXPECT_HINT', '/60'),
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   run = expect('EXPECT_RUN', 'on'),
+  closed_diag = expect('EXPECT_CLOSED_DIAG', 'general-question'),
 }
 
 local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
@@ -192,6 +195,28 @@ local function main()
     local titles, err = lens_titles(wf, wclient)
     check('codelens_workflow', any_contains(titles, X.workflow_lens), { titles = titles, err = err })
   else skip('codelens_workflow') end
+
+  -- 3b. workspace-wide diagnostics: renaming a state in the workflow.yaml buffer reports the closed case that
+  -- names it (pushed for a file Neovim never opened), and undoing the rename clears it again.
+  if X.closed_diag then
+    local case_path = WS .. '/workflows/order-lookup/tests/skill-gate.test.yaml'
+    local cbuf = vim.uri_to_bufnr(vim.uri_from_fname(case_path))
+    local line, text = find_line(wf, '^  general%-question:$')
+    local function closed_msgs()
+      return vim.tbl_map(function(d) return d.message end, vim.diagnostic.get(cbuf))
+    end
+    if line then
+      vim.api.nvim_buf_set_lines(wf, line, line + 1, false, { '  general-questionx:' })
+      local seen = vim.wait(T * 2, function() return any_contains(closed_msgs(), X.closed_diag) end, 50)
+      local during = closed_msgs()
+      vim.api.nvim_buf_set_lines(wf, line, line + 1, false, { text })
+      local cleared = vim.wait(T * 2, function() return #vim.diagnostic.get(cbuf) == 0 end, 50)
+      check('workspace_diagnostics', seen and cleared and not vim.api.nvim_buf_is_loaded(cbuf),
+        { during = during, after = closed_msgs(), loaded = vim.api.nvim_buf_is_loaded(cbuf) })
+    else
+      check('workspace_diagnostics', false, 'no `  general-question:` line in workflow.yaml')
+    end
+  else skip('workspace_diagnostics') end
 
   -- 4. never attaches to unrelated YAML, inside or outside workflows/
   for _, rel in ipairs({ 'other.yaml', 'workflows/order-lookup/notes.yaml' }) do

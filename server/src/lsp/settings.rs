@@ -17,6 +17,9 @@ pub struct Settings {
     pub inlay_hints_length_budget: bool,
     /// `wfx.trace.server`: `off`, `messages` or `verbose` (default `off`).
     pub trace_server: String,
+    /// `wfx.diagnostics.openFilesOnly`: report diagnostics of open documents only, not of
+    /// every closed `workflow.yaml` and case file (default false).
+    pub diagnostics_open_files_only: bool,
 }
 
 impl Default for Settings {
@@ -26,6 +29,7 @@ impl Default for Settings {
             runner_skip_grades: true,
             inlay_hints_length_budget: true,
             trace_server: "off".into(),
+            diagnostics_open_files_only: false,
         }
     }
 }
@@ -37,6 +41,7 @@ impl Settings {
         "wfx.runner.skipGrades",
         "wfx.inlayHints.lengthBudget",
         "wfx.trace.server",
+        "wfx.diagnostics.openFilesOnly",
     ];
 
     /// Reads settings from a `wfx` section (`{"runner": {...}, ...}`), or from an object
@@ -76,6 +81,10 @@ impl Settings {
             }
             ("wfx.runner.skipGrades", Value::Bool(b)) => {
                 self.runner_skip_grades = *b;
+                true
+            }
+            ("wfx.diagnostics.openFilesOnly", Value::Bool(b)) => {
+                self.diagnostics_open_files_only = *b;
                 true
             }
             ("wfx.inlayHints.lengthBudget", Value::Bool(b)) => {
