@@ -360,10 +360,7 @@ fn workspace_diagnostics(bin: &Path) {
     }
     let wf_path = root.join("workflows/order-lookup/workflow.yaml");
     let wf = std::fs::read_to_string(&wf_path).unwrap();
-    let line = wf
-        .lines()
-        .position(|l| l == "  general-question:")
-        .unwrap();
+    let line = wf.lines().position(|l| l == "  general-question:").unwrap();
     let uri = format!("file://{}", wf_path.display());
     let mut child = Command::new(bin)
         .arg("lsp")
@@ -380,7 +377,10 @@ fn workspace_diagnostics(bin: &Path) {
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root_uri, "capabilities": {}}}),
     );
     while recv(&mut r)["id"] != 1 {}
-    send(&mut w, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    );
     send(
         &mut w,
         &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": wf}}}),
@@ -388,7 +388,11 @@ fn workspace_diagnostics(bin: &Path) {
     let mut samples = Vec::new();
     for i in 0..6i64 {
         let broken = i % 2 == 0;
-        let text = if broken { "  general-questionx:" } else { "  general-question:" };
+        let text = if broken {
+            "  general-questionx:"
+        } else {
+            "  general-question:"
+        };
         let old_len = if broken { 19 } else { 20 };
         let t = Instant::now();
         send(
@@ -408,7 +412,10 @@ fn workspace_diagnostics(bin: &Path) {
         }
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    send(&mut w, &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
     while recv(&mut r)["id"] != 2 {}
     send(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
     drop(w);
