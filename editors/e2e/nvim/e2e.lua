@@ -218,6 +218,24 @@ local function main()
     end
   else skip('workspace_diagnostics') end
 
+  -- 3c. the first character of a state key right after a block scalar (`instructions: >-` ends the state
+  -- before `clarify:`) is part of the key: rename is offered there and references are found.
+  do
+    local line = find_line(wf, '^  clarify:$')
+    if line then
+      local p = pos_params(wf, wclient, line, 2)
+      local prep, perr = request(wf, wclient, 'textDocument/prepareRename', p)
+      p.context = { includeDeclaration = true }
+      local refs, rerr = request(wf, wclient, 'textDocument/references', p)
+      local r = prep and (prep.range or prep)
+      check('key_after_block_scalar', r and r.start and r.start.line == line and r.start.character == 2
+          and r['end'].character == 9 and refs ~= nil and #refs > 1,
+        { prepare = prep, refs = refs and #refs, err = perr or rerr })
+    else
+      check('key_after_block_scalar', false, 'no `  clarify:` line in workflow.yaml')
+    end
+  end
+
   -- 4. never attaches to unrelated YAML, inside or outside workflows/
   for _, rel in ipairs({ 'other.yaml', 'workflows/order-lookup/notes.yaml' }) do
     local b = open(rel)
