@@ -501,10 +501,23 @@ fn main() {
     );
     let bin = std::fs::canonicalize(&bin).unwrap();
     println!("wfx-bench  (binary: {})", bin.display());
-    micro("~30-line case", &small_case());
-    micro("~3000-line case", &large_case());
-    check_workspace(&bin);
-    workspace_diagnostics(&bin);
-    edit_latency(&bin);
-    ide_latency(&bin);
+    // An optional second argument runs one figure only (`workspace_diagnostics`, …).
+    let only = std::env::args().nth(2);
+    let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if run("micro") {
+        micro("~30-line case", &small_case());
+        micro("~3000-line case", &large_case());
+    }
+    if run("check_workspace") {
+        check_workspace(&bin);
+    }
+    if run("workspace_diagnostics") {
+        workspace_diagnostics(&bin);
+    }
+    if run("edit_latency") {
+        edit_latency(&bin);
+    }
+    if run("ide_latency") {
+        ide_latency(&bin);
+    }
 }
