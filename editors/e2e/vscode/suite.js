@@ -119,10 +119,9 @@ exports.run = async function run() {
       const closed = file('workflows/order-lookup/tests/skill-gate.test.yaml');
       const line = wf.getText().split('\n').findIndex((l) => l === '  general-question:');
       assert.ok(line >= 0, 'no `  general-question:` line in workflow.yaml');
-      const range = new vscode.Range(line, 0, line, '  general-question:'.length);
       const set = async (text) => {
         const edit = new vscode.WorkspaceEdit();
-        edit.replace(wf.uri, range, text);
+        edit.replace(wf.uri, wf.lineAt(line).range, text);
         assert.ok(await vscode.workspace.applyEdit(edit));
       };
       const msgs = () => vscode.languages.getDiagnostics(closed).map((d) => d.message);
