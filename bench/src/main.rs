@@ -7,7 +7,8 @@
 //! VmHWM, sampled until exit); edit-to-diagnostics latency through the real binary over
 //! stdio (p50/p99 over 1,000 single-character edits) and the server's peak RSS (VmHWM
 //! read before shutdown); completion and hover latency over stdio on a ~300-line case
-//! (p50/p99 over 1,000 requests each).
+//! (p50/p99 over 1,000 requests each); workflow.yaml edit to the closed cases' pushed
+//! diagnostics on a workspace of 10,000 generated cases (ms per edit).
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
 #![allow(
@@ -115,25 +116,36 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn check_workspace(bin: &Path) {
+/// A temp copy of the corpus with `n` more cases under `order-lookup/tests/gen/`, copies
+/// of the corpus's cases in turn.
+fn generated_workspace(n: usize) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(&corpus(), tmp.path());
     let tests = tmp.path().join("workflows/order-lookup/tests");
-    let cases: Vec<String> = std::fs::read_dir(&tests)
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&tests)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().ends_with(".test.yaml"))
+        .collect();
+    cases.sort();
+    let cases: Vec<String> = cases
+        .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
-    for i in 0..5000 {
+    for i in 0..n {
         let dir = tests.join(format!("gen/{:03}", i / 100));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
-            dir.join(format!("case-{i:04}.test.yaml")),
+            dir.join(format!("case-{i:05}.test.yaml")),
             &cases[i % cases.len()],
         )
         .unwrap();
     }
+    tmp
+}
+
+fn check_workspace(bin: &Path) {
+    let tmp = generated_workspace(5000);
     let t = Instant::now();
     let mut child = Command::new(bin)
         .args(["check", "--format", "json", "."])
@@ -319,6 +331,103 @@ fn edit_latency(bin: &Path) {
     );
 }
 
+/// Workspace-wide diagnostics over stdio on a workspace of 10,000 generated cases (plus the
+/// corpus): `workflow.yaml` is open; renaming its state `general-question` in the buffer
+/// must push a diagnostic for every closed case that names it, and undoing the rename must
+/// clear them. Time from the `didChange` to the last of those pushes (ms), six edits
+/// (the first includes the startup pass over the workspace).
+fn workspace_diagnostics(bin: &Path) {
+    let tmp = generated_workspace(10_000);
+    let root = tmp.path();
+    let mut expected = std::collections::BTreeSet::new();
+    let mut stack = vec![root.join("workflows")];
+    let mut cases = 0;
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with(".test.yaml") {
+                cases += 1;
+                if std::fs::read_to_string(&p)
+                    .unwrap()
+                    .contains("reachedState: general-question")
+                {
+                    expected.insert(format!("file://{}", p.display()));
+                }
+            }
+        }
+    }
+    let wf_path = root.join("workflows/order-lookup/workflow.yaml");
+    let wf = std::fs::read_to_string(&wf_path).unwrap();
+    let line = wf.lines().position(|l| l == "  general-question:").unwrap();
+    let uri = format!("file://{}", wf_path.display());
+    let mut child = Command::new(bin)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    let root_uri = format!("file://{}", root.display());
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root_uri, "capabilities": {}}}),
+    );
+    while recv(&mut r)["id"] != 1 {}
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    );
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": wf}}}),
+    );
+    let mut samples = Vec::new();
+    for i in 0..6i64 {
+        let broken = i % 2 == 0;
+        let text = if broken {
+            "  general-questionx:"
+        } else {
+            "  general-question:"
+        };
+        let old_len = if broken { 19 } else { 20 };
+        let t = Instant::now();
+        send(
+            &mut w,
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": i + 2}, "contentChanges": [{"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": old_len}}, "text": text}]}}),
+        );
+        let mut left = expected.clone();
+        while !left.is_empty() {
+            let m = recv(&mut r);
+            if m["method"] == "textDocument/publishDiagnostics" {
+                let u = m["params"]["uri"].as_str().unwrap_or_default();
+                let n = m["params"]["diagnostics"].as_array().map_or(0, Vec::len);
+                if (n > 0) == broken {
+                    left.remove(u);
+                }
+            }
+        }
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    send(
+        &mut w,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
+    while recv(&mut r)["id"] != 2 {}
+    send(&mut w, &json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(w);
+    let _ = child.wait();
+    let shown: Vec<String> = samples.iter().map(|s| format!("{s:.0}")).collect();
+    println!(
+        "workflow.yaml edit → closed-case diagnostics (stdio) {cases} cases, {} affected  ms per edit: {}",
+        expected.len(),
+        shown.join(" ")
+    );
+}
+
 /// A ~300-line case: the small case's steps repeated; every block ends with
 /// `  - reachedState: refund-request`.
 fn medium_case() -> String {
@@ -392,9 +501,23 @@ fn main() {
     );
     let bin = std::fs::canonicalize(&bin).unwrap();
     println!("wfx-bench  (binary: {})", bin.display());
-    micro("~30-line case", &small_case());
-    micro("~3000-line case", &large_case());
-    check_workspace(&bin);
-    edit_latency(&bin);
-    ide_latency(&bin);
+    // An optional second argument runs one figure only (`workspace_diagnostics`, …).
+    let only = std::env::args().nth(2);
+    let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if run("micro") {
+        micro("~30-line case", &small_case());
+        micro("~3000-line case", &large_case());
+    }
+    if run("check_workspace") {
+        check_workspace(&bin);
+    }
+    if run("workspace_diagnostics") {
+        workspace_diagnostics(&bin);
+    }
+    if run("edit_latency") {
+        edit_latency(&bin);
+    }
+    if run("ide_latency") {
+        ide_latency(&bin);
+    }
 }

@@ -2161,6 +2161,46 @@ mod tests {
     }
 
     #[test]
+    fn a_key_after_a_multi_line_block_scalar_starts_at_its_first_character() {
+        for header in ["|", ">", "|-", "|+", ">2", "|\n"] {
+            for (text, key) in [
+                (format!("a: {header}\n  one\n  two\nbee: x\n"), "bee"),
+                (
+                    format!("s:\n  a:\n    t: {header}\n      one\n      two\n  bee:\n    t: x\n"),
+                    "bee",
+                ),
+                (format!("a: {header}\n  one\n\n  two\n\nbee: x\n"), "bee"),
+            ] {
+                let p = parse(&text);
+                let Some(root) = p.documents.first() else {
+                    continue; // `>2` / a blank header line may be refused; not this test's point
+                };
+                let map = if text.starts_with("s:") {
+                    root.get_value("s").unwrap()
+                } else {
+                    root
+                };
+                let entry = map.get(key).unwrap_or_else(|| panic!("{text:?}"));
+                assert_eq!(slice(&text, entry.key.range), key, "{text:?}");
+                // The block scalar before it ends before the key (nothing of the key is in it).
+                for e in map.as_map().unwrap() {
+                    assert!(
+                        e.value.range.end <= entry.key.range.start
+                            || e.key.range.start >= entry.key.range.start,
+                        "{text:?}: {:?} overlaps the key",
+                        slice(&text, e.value.range)
+                    );
+                    assert!(
+                        !slice(&text, e.value.range).ends_with('b'),
+                        "{text:?}: {:?}",
+                        slice(&text, e.value.range)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn scalar_resolution_follows_the_core_schema() {
         let p = parse("a: ~\nb: yes\nc: 0x1F\nd: 1.5e3\ne: '1'\nf: .inf\ng: 007\nh:\n");
         let r = &p.documents[0];

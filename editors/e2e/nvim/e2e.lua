@@ -14,6 +14,8 @@
 --     EXPECT_COVERAGE_LENS   coverage lens on workflow.yaml's `identify-case:` line (8 corpus cases + broken.test.yaml)  (reached by 9 cases)
 --     EXPECT_HINT            inlay hint label substring on a case file             (/60)
 --     EXPECT_RENAME          comma list of path suffixes the rename edit touches   (workflow.yaml,.test.yaml)
+--     EXPECT_CLOSED_DIAG     substring of the diagnostic a closed case gets when workflow.yaml renames the
+--                            state it names (workspace-wide diagnostics)                   (general-question)
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
 --                            expect more inlay hints on its step lines afterwards (per-step results), then
 --                            the verdict lens's wfx.showTranscript answers the run's transcript   (on)
@@ -43,6 +45,7 @@ local X = {
   hint = expect('EXPECT_HINT', '/60'),
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   run = expect('EXPECT_RUN', 'on'),
+  closed_diag = expect('EXPECT_CLOSED_DIAG', 'general-question'),
 }
 
 local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
@@ -208,6 +211,46 @@ local function main()
     end
     check('codelens_coverage', line >= 0 and any_contains(on_line, X.coverage_lens), { line = line, titles = on_line, err = err })
   else skip('codelens_coverage') end
+
+  -- 3b. workspace-wide diagnostics: renaming a state in the workflow.yaml buffer reports the closed case that
+  -- names it (pushed for a file Neovim never opened), and undoing the rename clears it again.
+  if X.closed_diag then
+    local case_path = WS .. '/workflows/order-lookup/tests/skill-gate.test.yaml'
+    local cbuf = vim.uri_to_bufnr(vim.uri_from_fname(case_path))
+    local line, text = find_line(wf, '^  general%-question:$')
+    local function closed_msgs()
+      return vim.tbl_map(function(d) return d.message end, vim.diagnostic.get(cbuf))
+    end
+    if line then
+      vim.api.nvim_buf_set_lines(wf, line, line + 1, false, { '  general-questionx:' })
+      local seen = vim.wait(T * 2, function() return any_contains(closed_msgs(), X.closed_diag) end, 50)
+      local during = closed_msgs()
+      vim.api.nvim_buf_set_lines(wf, line, line + 1, false, { text })
+      local cleared = vim.wait(T * 2, function() return #vim.diagnostic.get(cbuf) == 0 end, 50)
+      check('workspace_diagnostics', seen and cleared and not vim.api.nvim_buf_is_loaded(cbuf),
+        { during = during, after = closed_msgs(), loaded = vim.api.nvim_buf_is_loaded(cbuf) })
+    else
+      check('workspace_diagnostics', false, 'no `  general-question:` line in workflow.yaml')
+    end
+  else skip('workspace_diagnostics') end
+
+  -- 3c. the first character of a state key right after a block scalar (`instructions: >-` ends the state
+  -- before `clarify:`) is part of the key: rename is offered there and references are found.
+  do
+    local line = find_line(wf, '^  clarify:$')
+    if line then
+      local p = pos_params(wf, wclient, line, 2)
+      local prep, perr = request(wf, wclient, 'textDocument/prepareRename', p)
+      p.context = { includeDeclaration = true }
+      local refs, rerr = request(wf, wclient, 'textDocument/references', p)
+      local r = prep and (prep.range or prep)
+      check('key_after_block_scalar', r and r.start and r.start.line == line and r.start.character == 2
+          and r['end'].character == 9 and refs ~= nil and #refs > 1,
+        { prepare = prep, refs = refs and #refs, err = perr or rerr })
+    else
+      check('key_after_block_scalar', false, 'no `  clarify:` line in workflow.yaml')
+    end
+  end
 
   -- 4. never attaches to unrelated YAML, inside or outside workflows/
   for _, rel in ipairs({ 'other.yaml', 'workflows/order-lookup/notes.yaml' }) do

@@ -4,6 +4,7 @@
 // Every check prints `PASS vscode.<name>` / `FAIL vscode.<name>`; all checks run, then the first failure rejects.
 // EXPECT_* as in nvim/e2e.lua ("-" skips), plus EXPECT_RUN: "-" skips the verdict checks of the Test Explorer
 // run (discovery and "every case got an outcome" are still checked), the run-case command and the hints after it;
+// EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips);
 // EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks).
 const vscode = require('vscode');
 const assert = require('assert');
@@ -27,6 +28,7 @@ const X = {
   hint: expect('EXPECT_HINT', '/60'),
   run: expect('EXPECT_RUN', 'on'),
   graph: expect('EXPECT_GRAPH', 'refund-request'),
+  closedDiag: expect('EXPECT_CLOSED_DIAG', 'general-question'),
 };
 const EXT_ID = 'wfx.wfx-lsp';
 const labelText = (l) => (typeof l === 'string' ? l : Array.isArray(l) ? l.map((p) => p.value).join('') : l.label);
@@ -124,6 +126,32 @@ exports.run = async function run() {
       return last;
     });
   } else skip('codelens_coverage');
+
+  if (X.closedDiag !== null) {
+    await check('workspace_diagnostics', async () => {
+      // Renaming a state in the (unsaved) workflow.yaml reports the closed case that names it in the Problems
+      // panel; undoing the rename clears it. The case is never opened.
+      const closed = file('workflows/order-lookup/tests/skill-gate.test.yaml');
+      const line = wf.getText().split('\n').findIndex((l) => l === '  general-question:');
+      assert.ok(line >= 0, 'no `  general-question:` line in workflow.yaml');
+      const set = async (text) => {
+        const edit = new vscode.WorkspaceEdit();
+        edit.replace(wf.uri, wf.lineAt(line).range, text);
+        assert.ok(await vscode.workspace.applyEdit(edit));
+      };
+      const msgs = () => vscode.languages.getDiagnostics(closed).map((d) => d.message);
+      await set('  general-questionx:');
+      const seen = await waitFor(() => msgs().some((m) => m.includes(X.closedDiag)), 20000, 200);
+      const during = msgs();
+      await set('  general-question:');
+      const cleared = await waitFor(() => msgs().length === 0, 20000, 200);
+      const opened = vscode.workspace.textDocuments.some((d) => d.uri.toString() === closed.toString());
+      assert.ok(seen, `no diagnostic containing "${X.closedDiag}" on the closed case: ${JSON.stringify(during)}`);
+      assert.ok(cleared, `not cleared after the undo: ${JSON.stringify(msgs())}`);
+      assert.ok(!opened, 'the case was opened');
+      return during;
+    });
+  } else skip('workspace_diagnostics');
 
   const caseDoc = await open('workflows/order-lookup/tests/refund-approved.test.yaml');
   if (X.lens !== null) {

@@ -47,12 +47,14 @@ return {
     wfx = {
       runner = { command = vim.NIL, skipGrades = true },
       inlayHints = { lengthBudget = true },
+      diagnostics = { openFilesOnly = false },
       trace = { server = 'off' },
     },
   },
   init_options = {
     runner = { command = vim.NIL, skipGrades = true },
     inlayHints = { lengthBudget = true },
+    diagnostics = { openFilesOnly = false },
     trace = { server = 'off' },
   },
 }

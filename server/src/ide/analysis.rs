@@ -342,7 +342,13 @@ pub(crate) fn locate(root: &Node, offset: u32) -> Option<Located<'_>> {
             Value::Map(entries) => {
                 parents.push(node);
                 let mut next = None;
-                for e in entries {
+                // Keys first: a block scalar's range runs to the start of the next line, so
+                // at the first character of the key after it (`a: |⏎  x⏎bee:`) the previous
+                // value's range also holds the offset (inclusive end); the key wins.
+                let key_hit = entries
+                    .iter()
+                    .find(|e| e.key.range.contains_inclusive(offset));
+                for e in key_hit.into_iter().chain(entries) {
                     if e.key.range.contains_inclusive(offset) {
                         path.push(
                             e.key

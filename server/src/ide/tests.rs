@@ -887,6 +887,30 @@ fn rename_a_state_everywhere() {
 }
 
 #[test]
+fn a_key_right_after_a_block_scalar_is_found_at_its_first_character() {
+    // The block scalar's range runs to the start of the next line: `b`'s first character.
+    let wf = "#- workflows/shop/workflow.yaml\nstates:\n  a:\n    on_error: b\n    instructions: |\n      one\n      two\n  $0b:\n    on_error: a\n";
+    check_rename(
+        wf,
+        "c",
+        expect![[r#"
+            prepare 71..72 "b"
+            workflows/shop/workflow.yaml (2 edits)
+                  on_error: c
+                  instructions: |
+                c:
+        "#]],
+    );
+    check_references(
+        wf,
+        true,
+        expect![[r#"
+        workflows/shop/workflow.yaml 27..28 "b"
+        workflows/shop/workflow.yaml 71..72 "b""#]],
+    );
+}
+
+#[test]
 fn rename_a_trigger_from_workflow_yaml() {
     let src = CASES;
     let wf_cursor = WF.replace("      email:\n", "      em$0ail:\n");

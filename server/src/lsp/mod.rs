@@ -2,12 +2,13 @@
 //! `wfx_schemas` and [`crate::ide`]. Modules: `convert` (every offset ↔ position and
 //! core ↔ LSP conversion), `document` (the open-document store), `paths` (URI ↔
 //! workspace-relative path), `overlay` (open buffers over the disk as a `FileAccess`),
-//! `settings`, `commands`, `runs` (case runs from the editor and their annotations) and
+//! `settings`, `commands`, `closed` (diagnostics of closed files), `runs` (case runs from the editor and their annotations) and
 //! `server` (the handlers, plus the custom `wfx/graph` request).
 //!
 //! Messages are handled strictly one at a time: [`serve`] runs tower-lsp-server with
 //! `concurrency_level(1)`, so didOpen/didChange/didClose and requests never interleave.
 
+pub mod closed;
 pub mod commands;
 pub mod convert;
 pub mod document;

@@ -9,10 +9,11 @@
 //! published only if the document still has the version it was computed for (checked
 //! under a publish lock), so a superseded result is dropped, never shown.
 //!
-//! Diagnostics are pushed for open documents only. At `initialized` the server indexes the
-//! workspace (every `workflow.yaml` and case path, for workspace symbols) but publishes
-//! nothing for closed files: cross-file rules read closed files lazily through the overlay,
-//! and the whole-workspace view is `wfx-lsp check`'s job.
+//! Diagnostics of open documents are pushed with their version on every change. Closed
+//! `workflow.yaml` and case files get theirs pushed too (without a version) by one
+//! background pass at a time (see `closed`), started after `initialized` and again when a
+//! document opens or closes, a non-case file changes, watched files change or the settings
+//! change; `wfx.diagnostics.openFilesOnly` limits diagnostics to open documents.
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
@@ -152,6 +153,11 @@ pub struct Server {
     publish: Arc<tokio::sync::Mutex<()>>,
     shutdown: Arc<AtomicBool>,
     runs: Runs,
+    /// What the closed-file pass last pushed (guarded together with `publish`).
+    closed: Arc<std::sync::Mutex<super::closed::Published>>,
+    /// Wakes the closed-file pass; `notify_one` keeps one permit, so a burst of edits
+    /// queues one pass, not one per edit.
+    closed_wake: Arc<tokio::sync::Notify>,
 }
 
 /// Workflow and case files: (root, root-relative path), sorted.
@@ -470,6 +476,8 @@ impl Server {
             publish: Arc::new(tokio::sync::Mutex::new(())),
             shutdown,
             runs,
+            closed: Arc::default(),
+            closed_wake: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -985,6 +993,85 @@ impl Server {
         })?
     }
 
+    /// Queues a pass over the closed files (coalesced with any pass already queued).
+    fn schedule_closed(&self) {
+        self.closed_wake.notify_one();
+    }
+
+    /// The closed-file pass loop, spawned once at `initialized`; ends at `shutdown`.
+    async fn closed_worker(&self) {
+        loop {
+            self.closed_wake.notified().await;
+            if self.shutdown.load(Ordering::SeqCst) {
+                return;
+            }
+            self.closed_pass().await;
+        }
+    }
+
+    /// Checks every closed `workflow.yaml` and case file (nothing when
+    /// `wfx.diagnostics.openFilesOnly`) and pushes what changed since the last pass.
+    async fn closed_pass(&self) {
+        let start = std::time::Instant::now();
+        let s = self.session();
+        let files = if s.settings.diagnostics_open_files_only {
+            Vec::new()
+        } else {
+            self.indexed_files().await
+        };
+        let open_now = || -> std::collections::BTreeSet<String> {
+            self.docs
+                .all()
+                .into_iter()
+                .map(|(u, _)| u.as_str().to_owned())
+                .collect()
+        };
+        let open = open_now();
+        let overlays: BTreeMap<PathBuf, Overlay> = s
+            .roots
+            .iter()
+            .map(|r| (r.clone(), self.overlay(r)))
+            .collect();
+        let checked = files.len();
+        let found = tokio::task::spawn_blocking(move || {
+            let overlay = |root: &Path| {
+                overlays
+                    .get(root)
+                    .cloned()
+                    .unwrap_or_else(|| Overlay::new(root, BTreeMap::new()))
+            };
+            super::closed::closed_diagnostics(&files, &open, &overlay, &s)
+        })
+        .await;
+        let found = match found {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::error!("the workspace diagnostics task failed: {e}");
+                return;
+            }
+        };
+        let _guard = self.publish.lock().await;
+        // Documents opened meanwhile are left to their own (versioned) push.
+        let open = open_now();
+        let found = found
+            .into_iter()
+            .filter(|(k, _)| !open.contains(k))
+            .collect();
+        let pushes = self
+            .closed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .update(found, &open);
+        let pushed = pushes.len();
+        for (uri, diags) in pushes {
+            self.client.publish_diagnostics(uri, diags, None).await;
+        }
+        tracing::debug!(
+            "workspace diagnostics: {checked} files checked, {pushed} pushed in {} ms",
+            start.elapsed().as_millis()
+        );
+    }
+
     async fn recheck_all(&self) {
         for (uri, _) in self.docs.all() {
             self.recheck(&uri).await;
@@ -998,6 +1085,7 @@ impl Server {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .settings = settings;
+        self.schedule_closed();
     }
 
     /// Asks the client for the `wfx` section, off the message loop.
@@ -1294,6 +1382,9 @@ impl LanguageServer for Server {
         if s.configuration {
             self.pull_configuration();
         }
+        let this = self.clone();
+        tokio::spawn(async move { this.closed_worker().await });
+        self.schedule_closed();
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -1309,6 +1400,7 @@ impl LanguageServer for Server {
         self.docs
             .open(doc.uri.clone(), &doc.text, doc.version, loc.clone());
         self.recheck(&doc.uri).await;
+        self.schedule_closed();
         // Other documents read the buffer instead of the file from now on; that changes
         // their diagnostics only when the two differ (usually they do not: a file was
         // just opened), so opening 200 files does not recheck 200 × 200 times.
@@ -1351,6 +1443,7 @@ impl LanguageServer for Server {
             && !matches!(workspace::classify(&loc.rel), FileKind::Case(_))
         {
             self.recheck_dependents(&uri, &loc).await;
+            self.schedule_closed();
         }
     }
 
@@ -1362,7 +1455,13 @@ impl LanguageServer for Server {
             self.client
                 .publish_diagnostics(uri.clone(), Vec::new(), None)
                 .await;
+            // The next closed-file pass pushes its saved text's diagnostics.
+            self.closed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .forget(uri.as_str());
         }
+        self.schedule_closed();
         // The buffer no longer shadows the disk: files that read it see the saved text
         // (which only matters when the two differed).
         if let Some(doc) = closed
@@ -1377,6 +1476,7 @@ impl LanguageServer for Server {
         tracing::debug!("{} watched files changed", params.changes.len());
         self.invalidate_index();
         self.recheck_all().await;
+        self.schedule_closed();
     }
 
     async fn did_change_configuration(&self, params: lsp::DidChangeConfigurationParams) {

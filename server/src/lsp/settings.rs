@@ -20,6 +20,9 @@ pub struct Settings {
     /// `wfx.coverage.uncoveredDecisions`: a hint diagnostic on `workflow.yaml` for each
     /// human decision edge no case's `decide` names (default false).
     pub coverage_uncovered_decisions: bool,
+    /// `wfx.diagnostics.openFilesOnly`: report diagnostics of open documents only, not of
+    /// every closed `workflow.yaml` and case file (default false).
+    pub diagnostics_open_files_only: bool,
 }
 
 impl Default for Settings {
@@ -30,6 +33,7 @@ impl Default for Settings {
             inlay_hints_length_budget: true,
             trace_server: "off".into(),
             coverage_uncovered_decisions: false,
+            diagnostics_open_files_only: false,
         }
     }
 }
@@ -42,6 +46,7 @@ impl Settings {
         "wfx.inlayHints.lengthBudget",
         "wfx.trace.server",
         "wfx.coverage.uncoveredDecisions",
+        "wfx.diagnostics.openFilesOnly",
     ];
 
     /// Reads settings from a `wfx` section (`{"runner": {...}, ...}`), or from an object
@@ -81,6 +86,10 @@ impl Settings {
             }
             ("wfx.runner.skipGrades", Value::Bool(b)) => {
                 self.runner_skip_grades = *b;
+                true
+            }
+            ("wfx.diagnostics.openFilesOnly", Value::Bool(b)) => {
+                self.diagnostics_open_files_only = *b;
                 true
             }
             ("wfx.inlayHints.lengthBudget", Value::Bool(b)) => {

@@ -1,0 +1,178 @@
+//! Workspace-wide diagnostics: the diagnostics of files that are not open in the editor
+//! (every `workflow.yaml`, case file and agent script of every workspace folder), pushed with
+//! `textDocument/publishDiagnostics` (no version), so that the Problems panel / quickfix
+//! list shows the closed cases a hand edit of `workflow.yaml` breaks before `check` runs.
+//!
+//! Each closed file is checked by the same [`super::server::document_diagnostics`] as an
+//! open document, over an [`Overlay`] that holds the open buffers, so a closed case sees the
+//! unsaved `workflow.yaml` and shows exactly what it would show if opened. Open documents
+//! are left to their own push (versioned); [`Published`] remembers what was pushed for
+//! closed files and yields only the differences (new, changed, and cleared files), so a pass
+//! over 10,000 unchanged cases sends nothing.
+//!
+//! Push, not pull (`workspace/diagnostic`): every client we test (VS Code, Neovim 0.12,
+//! Vim, Emacs) shows pushed diagnostics for files it has not opened, and a push needs no
+//! client capability. `wfx.diagnostics.openFilesOnly` turns the feature off (docs/editors.md).
+//!
+//! Bounded work: the file list is the workspace index (`workspace::discover_workflows` /
+//! `discover_cases`, both bounded), and passes are coalesced by the caller (one pass in
+//! flight, at most one queued).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use tower_lsp_server::ls_types as lsp;
+use wfx_schemas::files::FileAccess;
+use wfx_schemas::workspace::{self, FileKind};
+
+use super::document::{Document, Located};
+use super::overlay::Overlay;
+use super::paths;
+use super::server::{Session, document_diagnostics};
+
+/// Diagnostics of the closed files among `files` ((root, root-relative path) pairs: the
+/// workspace index of workflows and cases) and of the agent scripts of those workflows,
+/// keyed by URI string; files in `open` (URI strings) are skipped, and so are files without
+/// diagnostics. `overlay(root)` gives the file view of a root (open buffers over disk).
+/// A file that cannot be read as UTF-8 text is skipped (the open-document view and
+/// `wfx-lsp check` report it). Positions are in the session's encoding.
+pub fn closed_diagnostics(
+    files: &[(PathBuf, String)],
+    open: &std::collections::BTreeSet<String>,
+    overlay: &dyn Fn(&std::path::Path) -> Overlay,
+    s: &Session,
+) -> BTreeMap<String, (lsp::Uri, Vec<lsp::Diagnostic>)> {
+    let mut out = BTreeMap::new();
+    let mut by_root: BTreeMap<&PathBuf, Vec<String>> = BTreeMap::new();
+    for (root, rel) in files {
+        by_root.entry(root).or_default().push(rel.clone());
+    }
+    for (root, mut rels) in by_root {
+        let fs = overlay(root);
+        // The agent scripts of each workflow (the index holds workflows and cases only).
+        let scripts: Vec<String> = rels
+            .iter()
+            .filter_map(|rel| match workspace::classify(rel) {
+                FileKind::Workflow(d) => Some(workspace::discover_agent_scripts(&fs, &d)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        rels.extend(scripts);
+        rels.sort();
+        rels.dedup();
+        for rel in &rels {
+            let Some(uri) = paths::uri_of(root, rel) else {
+                continue;
+            };
+            if open.contains(uri.as_str()) {
+                continue;
+            }
+            // A link leaving the workspace is reported as such (WFX010) and never read.
+            let text = if fs.leaves_workspace(rel) {
+                String::new()
+            } else {
+                match fs.read_text(rel) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        tracing::debug!("workspace diagnostics: skipping {rel}: {e}");
+                        continue;
+                    }
+                }
+            };
+            let loc = Located {
+                root: (*root).clone(),
+                rel: rel.clone(),
+            };
+            let snap = Document::new(&text, 0, Some(loc.clone())).snapshot();
+            let diags = document_diagnostics(&fs, &loc, &snap, s);
+            if !diags.is_empty() {
+                out.insert(uri.as_str().to_owned(), (uri, diags));
+            }
+        }
+    }
+    out
+}
+
+/// What was last pushed for closed files, by URI string.
+#[derive(Debug, Default)]
+pub struct Published {
+    map: BTreeMap<String, (lsp::Uri, Vec<lsp::Diagnostic>)>,
+}
+
+impl Published {
+    /// The pushes that turn the last state into `next`: files whose diagnostics are new or
+    /// changed, and an empty list for files that had some and now have none. Files now
+    /// open (`open`, URI strings) are forgotten without a push: their own versioned push
+    /// owns them. Sorted by URI (never hash order).
+    pub fn update(
+        &mut self,
+        next: BTreeMap<String, (lsp::Uri, Vec<lsp::Diagnostic>)>,
+        open: &std::collections::BTreeSet<String>,
+    ) -> Vec<(lsp::Uri, Vec<lsp::Diagnostic>)> {
+        let mut out = Vec::new();
+        for (key, (uri, _)) in &self.map {
+            if !next.contains_key(key) && !open.contains(key) {
+                out.push((uri.clone(), Vec::new()));
+            }
+        }
+        for (key, (uri, diags)) in &next {
+            if self.map.get(key).is_none_or(|(_, old)| old != diags) {
+                out.push((uri.clone(), diags.clone()));
+            }
+        }
+        out.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        self.map = next;
+        out
+    }
+
+    /// Forgets `uri` (it was opened, or closed and cleared): the next pass pushes it again
+    /// if it has diagnostics.
+    pub fn forget(&mut self, uri: &str) {
+        self.map.remove(uri);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(msg: &str) -> lsp::Diagnostic {
+        lsp::Diagnostic {
+            message: msg.into(),
+            ..Default::default()
+        }
+    }
+
+    fn entry(path: &str, msgs: &[&str]) -> (String, (lsp::Uri, Vec<lsp::Diagnostic>)) {
+        let uri: lsp::Uri = format!("file:///w/{path}").parse().unwrap();
+        (
+            uri.as_str().to_owned(),
+            (uri, msgs.iter().map(|m| d(m)).collect()),
+        )
+    }
+
+    #[test]
+    fn only_differences_are_pushed_and_vanished_files_are_cleared() {
+        let mut p = Published::default();
+        let none = std::collections::BTreeSet::new();
+        let first: BTreeMap<_, _> = [entry("b", &["x"]), entry("a", &["y"])].into();
+        let pushed = p.update(first.clone(), &none);
+        let names: Vec<&str> = pushed.iter().map(|(u, _)| u.as_str()).collect();
+        assert_eq!(names, ["file:///w/a", "file:///w/b"]);
+        // Unchanged: nothing.
+        assert!(p.update(first, &none).is_empty());
+        // `a` fixed, `b` changed, `c` new.
+        let next: BTreeMap<_, _> = [entry("b", &["z"]), entry("c", &["w"])].into();
+        let pushed = p.update(next, &none);
+        let got: Vec<(&str, usize)> = pushed.iter().map(|(u, v)| (u.as_str(), v.len())).collect();
+        assert_eq!(
+            got,
+            [("file:///w/a", 0), ("file:///w/b", 1), ("file:///w/c", 1)]
+        );
+        // `c` opened (its own push owns it): not cleared by the closed-file pass.
+        let open: std::collections::BTreeSet<String> = ["file:///w/c".to_owned()].into();
+        let next: BTreeMap<_, _> = [entry("b", &["z"])].into();
+        assert!(p.update(next, &open).is_empty());
+    }
+}
