@@ -180,7 +180,7 @@ impl Entry {
 
 impl Event {
     /// What happened, in one line (raw text; newlines kept only in long outputs of
-    /// [`Entry::detail`]).
+    /// [`Event::detail`]).
     pub fn summary(&self) -> String {
         match self {
             Event::User { text } => format!("user: {}", first_line(text)),

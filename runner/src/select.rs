@@ -57,9 +57,9 @@ pub fn select_agent(fs: &dyn FileAccess, case_path: &str, live: bool) -> AgentSo
 }
 
 /// The message of a case that was not run for want of an agent, with the hint naming the
-/// ways to give it one: `no agent: no agent script `<script>`, no cassette, and live runs
+/// ways to give it one: "no agent: no agent script `<script>`, no cassette, and live runs
 /// are off — write the agent script (`wfx-lsp scaffold <case>` drafts it from the case's
-/// steps), record a cassette, or run with `--live``.
+/// steps), record a cassette, or run with `--live`".
 pub fn not_run_message(case_path: &str, script_path: &str) -> String {
     format!(
         "no agent: no agent script `{script_path}`, no cassette, and live runs are off — write the agent script (`wfx-lsp scaffold {case_path}` drafts it from the case's steps), record a cassette, or run with `--live`"

@@ -4,8 +4,8 @@
 //! The prompt has a static half, built once per case, and a volatile half rebuilt for
 //! every model call:
 //!
-//! 1. static: `AGENTS.md` (the workspace persona), our platform rules, `# Workflow:
-//!    <title>` with `## Instructions` (the root `instructions`), `WORKFLOW.md` with its HTML
+//! 1. static: `AGENTS.md` (the workspace persona), our platform rules, `# Workflow: <title>`
+//!    with `## Instructions` (the root `instructions`), `WORKFLOW.md` with its HTML
 //!    comments stripped;
 //! 2. volatile: the clock rounded down to 10 minutes, then either `## This run is parked`
 //!    with a reply-only directive, or `## Current state: <slug>` with the state's
