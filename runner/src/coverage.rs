@@ -173,6 +173,20 @@ pub struct Summary {
     pub hooks: Ratio,
 }
 
+impl Summary {
+    /// The five groups by their `--coverage-min` names, in the order every output lists
+    /// them: states, edges, decisions, triggers, hooks.
+    pub fn groups(&self) -> [(&'static str, &Ratio); 5] {
+        [
+            ("states", &self.states),
+            ("edges", &self.edges),
+            ("decisions", &self.decisions),
+            ("triggers", &self.triggers),
+            ("hooks", &self.hooks),
+        ]
+    }
+}
+
 /// One state.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StateCoverage {
@@ -620,17 +634,12 @@ impl SuiteCoverage {
     }
 
     fn summary_parts(&self) -> String {
-        let s = &self.summary;
-        let part =
-            |name: &str, r: &Ratio| format!("{name} {}/{} ({}%)", r.covered, r.total, r.percent);
-        [
-            part("states", &s.states),
-            part("edges", &s.edges),
-            part("decisions", &s.decisions),
-            part("triggers", &s.triggers),
-            part("hooks", &s.hooks),
-        ]
-        .join(" · ")
+        self.summary
+            .groups()
+            .iter()
+            .map(|(name, r)| format!("{name} {}/{} ({}%)", r.covered, r.total, r.percent))
+            .collect::<Vec<_>>()
+            .join(" · ")
     }
 
     /// The narration summary (terminal text, every name through [`inert`]): one line of
@@ -661,14 +670,7 @@ impl SuiteCoverage {
             md(&self.workflow),
             self.cases
         );
-        let s = &self.summary;
-        for (name, r) in [
-            ("states", &s.states),
-            ("edges", &s.edges),
-            ("decisions", &s.decisions),
-            ("triggers", &s.triggers),
-            ("hooks", &s.hooks),
-        ] {
+        for (name, r) in self.summary.groups() {
             let _ = writeln!(
                 o,
                 "| {name} | {} | {} | {} |",

@@ -235,14 +235,7 @@ fn coverage_section(o: &mut String, si: usize, c: &SuiteCoverage, g: &Graph) {
     o.push_str(
         "<table><thead><tr><th></th><th>Covered</th><th>Total</th><th>%</th></tr></thead><tbody>\n",
     );
-    let s = &c.summary;
-    for (name, r) in [
-        ("states", &s.states),
-        ("edges", &s.edges),
-        ("decisions", &s.decisions),
-        ("triggers", &s.triggers),
-        ("hooks", &s.hooks),
-    ] {
+    for (name, r) in c.summary.groups() {
         let _ = writeln!(
             o,
             "<tr><td>{name}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
