@@ -403,3 +403,36 @@ fn a_step_full_of_hooks_stops_at_the_case_timeout() {
         "{out}\n{err}"
     );
 }
+
+/// Finding 0 (promise 1, and "secrets are never printed"): a repository commits links from
+/// its cases to the untracked `.env` and `.git/config` a CI job may have filled with
+/// secrets; `check`'s human output printed their first lines in a code frame. Such links
+/// now count as leaving the workspace (`WFX010`), in every output format.
+#[test]
+fn links_to_untracked_secret_files_are_not_printed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    copy_dir(&repo().join("tests/corpus/customer-support"), &ws);
+    std::fs::write(ws.join(".env"), "OPENAI_API_KEY=sk-live-SECRET123\n").unwrap();
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(
+        ws.join(".git/config"),
+        "[remote]\n\turl = https://ci:ghp_SECRET789@example.com/r\n",
+    )
+    .unwrap();
+    let tests = ws.join(TESTS);
+    std::os::unix::fs::symlink("../../../.env", tests.join("env.test.yaml")).unwrap();
+    std::os::unix::fs::symlink("../../../.git/config", tests.join("git.agent.yaml")).unwrap();
+    std::fs::copy(
+        tests.join("refund-approved.test.yaml"),
+        tests.join("git.test.yaml"),
+    )
+    .unwrap();
+    for format in ["human", "json", "github", "sarif"] {
+        let (code, out, err) = run(&ws, &["check", "--format", format]);
+        let all = format!("{out}{err}");
+        assert_eq!(code, Some(1), "{format}: {all}");
+        assert!(all.contains("WFX010"), "{format}: {all}");
+        assert!(!all.contains("SECRET"), "{format} printed a secret:\n{all}");
+    }
+}

@@ -13,6 +13,11 @@
 //!   [`FileError::OutsideWorkspace`], never a silent `NotFound`, so callers can report the
 //!   link by its path (`WFX010`) without ever reading its target. A link that stays inside
 //!   the root works as usual. A dangling link is `NotFound`.
+//! * A link that resolves to a hidden file or into a hidden folder of the root (a path
+//!   segment starting with `.`: `.env`, `.git/config`) counts as leaving it, and is refused
+//!   the same way: a repository can commit such a link, and the untracked file it points
+//!   to may hold secrets a CI job wrote there (break-it finding 0). Hidden paths named
+//!   directly (the runner reads `.env` for `--live`) are not links and are unaffected.
 //! * Listings still name a file link that leaves the root (so discovery finds it and
 //!   `check` reports it); reading it is what is refused. [`FileAccess::is_file`] is false
 //!   for it.
@@ -128,6 +133,16 @@ pub struct DiskFiles {
     dirs: Arc<Mutex<BTreeMap<String, bool>>>,
 }
 
+/// Whether `real` (a canonical path below the canonical root `root`) has a segment below
+/// the root that starts with `.` (`.env`, `.git/config`): the target of a link there is
+/// refused (see the module docs).
+fn hidden_below(root: &Path, real: &Path) -> bool {
+    real.strip_prefix(root).is_ok_and(|rel| {
+        rel.components()
+            .any(|c| c.as_os_str().as_encoded_bytes().first() == Some(&b'.'))
+    })
+}
+
 fn io_error(e: &std::io::Error) -> FileError {
     if e.kind() == std::io::ErrorKind::NotFound {
         FileError::NotFound
@@ -153,8 +168,9 @@ impl DiskFiles {
         &self.root
     }
 
-    /// Whether the root-relative folder `rel` resolves inside the root (missing folders
-    /// count as inside: nothing can be read through them).
+    /// Whether the root-relative folder `rel` resolves inside the root, and not through a
+    /// link into a hidden folder (missing folders count as inside: nothing can be read
+    /// through them).
     fn dir_inside(&self, rel: &str, canonical: &Path) -> bool {
         if rel.is_empty() {
             return true;
@@ -172,7 +188,10 @@ impl DiskFiles {
         p.extend(rel.split('/'));
         match std::fs::canonicalize(&p) {
             Ok(real) => {
-                let inside = real.starts_with(canonical);
+                let mut lexical = canonical.to_path_buf();
+                lexical.extend(rel.split('/'));
+                let inside = real.starts_with(canonical)
+                    && (real == lexical || !hidden_below(canonical, &real));
                 self.dirs
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -214,7 +233,7 @@ impl DiskFiles {
             && meta.file_type().is_symlink()
         {
             let real = std::fs::canonicalize(&p).map_err(|e| io_error(&e))?;
-            if !real.starts_with(canonical) {
+            if !real.starts_with(canonical) || hidden_below(canonical, &real) {
                 return Err(FileError::OutsideWorkspace);
             }
         }
@@ -516,6 +535,47 @@ mod tests {
             std::fs::read(outer.path().join("secret.txt")).unwrap(),
             b"s"
         );
+    }
+
+    /// Break-it finding 0: a committed link to an untracked `.env` or into `.git/` must not
+    /// be read (its lines would be printed in a code frame); hidden paths named directly
+    /// still are.
+    #[cfg(unix)]
+    #[test]
+    fn links_to_hidden_files_and_folders_are_refused() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("workflows/w/tests")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("shared")).unwrap();
+        std::fs::write(root.join(".env"), "OPENAI_API_KEY=sk-SECRET").unwrap();
+        std::fs::write(root.join(".git/config"), "url = https://u:tok@host/r").unwrap();
+        std::fs::write(root.join("shared/ok.yaml"), "title: t\n").unwrap();
+        let tests = root.join("workflows/w/tests");
+        symlink("../../../.env", tests.join("env.test.yaml")).unwrap();
+        symlink("../../../.git/config", tests.join("git.test.yaml")).unwrap();
+        symlink("../../../.git", tests.join("gitdir")).unwrap();
+        symlink("../../../shared/ok.yaml", tests.join("ok.test.yaml")).unwrap();
+        let fs = DiskFiles::new(root);
+        for p in [
+            "workflows/w/tests/env.test.yaml",
+            "workflows/w/tests/git.test.yaml",
+            "workflows/w/tests/gitdir/config",
+        ] {
+            assert_eq!(fs.read(p), Err(FileError::OutsideWorkspace), "{p}");
+            assert!(!fs.is_file(p), "{p}");
+        }
+        assert_eq!(
+            fs.list("workflows/w/tests/gitdir"),
+            Err(FileError::OutsideWorkspace)
+        );
+        assert_eq!(
+            fs.read("workflows/w/tests/ok.test.yaml").unwrap(),
+            b"title: t\n"
+        );
+        assert_eq!(fs.read(".env").unwrap(), b"OPENAI_API_KEY=sk-SECRET");
+        assert_eq!(fs.read(".git/config").unwrap().len(), 26);
     }
 
     #[cfg(unix)]
