@@ -852,43 +852,42 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                 if let Some(top) = stack.last_mut() {
                     top.weight().refs.push(id);
                 }
-                let node = match use_alias(&mut anchors, id) {
-                    AliasUse::Unknown => Node::new(Value::Null, range),
-                    AliasUse::TooMany(count, weight) => {
-                        if !alias_reported {
+                // `Err(Some(why))`: an expansion refused by a bound, reported once per
+                // document; `Err(None)`: an unknown anchor (reported by the parser).
+                let expanded = match use_alias(&mut anchors, id) {
+                    AliasUse::Unknown => Err(None),
+                    AliasUse::TooMany(count, weight) => Err(Some(format!(
+                        "this alias brings its anchor to {count} uses (the definition included) of content weighing {weight}: more than the {MAX_ALIAS_COUNT} alias expansions the reference's YAML library allows (an alias bomb?)"
+                    ))),
+                    AliasUse::Ok(target) => {
+                        let count = count_nodes(target);
+                        if alias_nodes + count > MAX_ALIAS_NODES {
+                            Err(Some(format!(
+                                "aliases expand to more than {MAX_ALIAS_NODES} nodes; expansion stopped here (an alias bomb?)"
+                            )))
+                        } else {
+                            alias_nodes += count;
+                            let mut n = target.clone();
+                            n.range = range;
+                            Ok(n)
+                        }
+                    }
+                };
+                let node = match expanded {
+                    Ok(n) => n,
+                    Err(why) => {
+                        if let Some(message) = why
+                            && !alias_reported
+                        {
                             out.issues.push(YamlIssue {
                                 kind: YamlIssueKind::AliasExpansion,
                                 range,
-                                message: format!(
-                                    "this alias brings its anchor to {count} uses (the definition included) of content weighing {weight}: more than the {MAX_ALIAS_COUNT} alias expansions the reference's YAML library allows (an alias bomb?)"
-                                ),
+                                message,
                                 related: None,
                             });
                             alias_reported = true;
                         }
                         Node::new(Value::Null, range)
-                    }
-                    AliasUse::Ok(target) => {
-                        let count = count_nodes(target);
-                        if alias_nodes + count > MAX_ALIAS_NODES {
-                            if !alias_reported {
-                                out.issues.push(YamlIssue {
-                                    kind: YamlIssueKind::AliasExpansion,
-                                    range,
-                                    message: format!(
-                                        "aliases expand to more than {MAX_ALIAS_NODES} nodes; expansion stopped here (an alias bomb?)"
-                                    ),
-                                    related: None,
-                                });
-                                alias_reported = true;
-                            }
-                            Node::new(Value::Null, range)
-                        } else {
-                            alias_nodes += count;
-                            let mut n = target.clone();
-                            n.range = range;
-                            n
-                        }
                     }
                 };
                 last_end = last_end.max(range.end);

@@ -502,3 +502,28 @@ pub fn tool_specs(offered: &[String]) -> Vec<ToolSpec> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wfx_schemas::model::workflow::{CONTROL_TOOLS, ESSENTIAL_TOOLS};
+
+    /// [`TOOL_ORDER`] is the prompt's order of the built-in tools the schemas crate lists
+    /// (FORMAT §E.5); it names each of them exactly once, and each has a declaration, so
+    /// the two lists cannot drift apart and no built-in tool is silently left out.
+    #[test]
+    fn tool_order_is_the_built_in_tools_each_once_and_declared() {
+        let mut order: Vec<&str> = TOOL_ORDER.to_vec();
+        order.sort_unstable();
+        let mut builtin: Vec<&str> = CONTROL_TOOLS
+            .iter()
+            .chain(ESSENTIAL_TOOLS)
+            .copied()
+            .collect();
+        builtin.sort_unstable();
+        assert_eq!(order, builtin);
+        for t in TOOL_ORDER {
+            assert!(builtin_tool(t).is_some(), "{t} has no declaration");
+        }
+    }
+}
