@@ -704,7 +704,9 @@ mod tests {
                 case: digest("a"),
                 workflow: digest("b"),
             },
-            prompts: [("p0".to_owned(), "You are …".to_owned())].into_iter().collect(),
+            prompts: [("p0".to_owned(), "You are …".to_owned())]
+                .into_iter()
+                .collect(),
             toolsets: [(
                 "t0".to_owned(),
                 vec![RecordedTool {
@@ -762,7 +764,10 @@ mod tests {
         let c = sample();
         let (text, n) = to_json(&c, &Secrets::default());
         assert_eq!(n, 0);
-        assert!(text.starts_with("{\n  \"version\": 1,\n  \"recordedWith\""), "{text}");
+        assert!(
+            text.starts_with("{\n  \"version\": 1,\n  \"recordedWith\""),
+            "{text}"
+        );
         assert!(text.ends_with("}\n"));
         assert_eq!(parse(&text), Ok(c));
         assert_eq!(sample().total_usage().prompt_tokens, 10);
@@ -774,16 +779,27 @@ mod tests {
         let extra = text.replacen("\"seq\": 0,", "\"seq\": 0,\n      \"sneaky\": 1,", 1);
         let e = parse(&extra).unwrap_err();
         assert_eq!(e.kind, CassetteErrorKind::Syntax);
-        assert!(e.message.contains("unknown field `sneaky`"), "{}", e.message);
+        assert!(
+            e.message.contains("unknown field `sneaky`"),
+            "{}",
+            e.message
+        );
         let at = e.offset.unwrap();
         assert!(extra[..=at].ends_with("\"sneaky\""), "{}", &extra[..=at]);
 
         let v2 = text.replacen("\"version\": 1", "\"version\": 2", 1);
         let e = parse(&v2).unwrap_err();
         assert_eq!(e.kind, CassetteErrorKind::Version(Some(2)));
-        assert!(e.message.contains("version 2 is not supported"), "{}", e.message);
+        assert!(
+            e.message.contains("version 2 is not supported"),
+            "{}",
+            e.message
+        );
         let none = text.replacen("\"version\": 1", "\"version\": \"1\"", 1);
-        assert_eq!(parse(&none).unwrap_err().kind, CassetteErrorKind::Version(None));
+        assert_eq!(
+            parse(&none).unwrap_err().kind,
+            CassetteErrorKind::Version(None)
+        );
 
         let e = parse("{ not json").unwrap_err();
         assert_eq!((e.kind, e.offset), (CassetteErrorKind::Syntax, Some(2)));
@@ -812,7 +828,10 @@ mod tests {
     fn load_goes_through_the_file_layer() {
         let mut fs = MemFiles::new();
         assert_eq!(load(&fs, "w/tests/a.cassette.json"), Ok(None));
-        fs.insert("w/tests/a.cassette.json", to_json(&sample(), &Secrets::default()).0);
+        fs.insert(
+            "w/tests/a.cassette.json",
+            to_json(&sample(), &Secrets::default()).0,
+        );
         assert_eq!(load(&fs, "w/tests/a.cassette.json"), Ok(Some(sample())));
         fs.insert("w/tests/b.cassette.json", "[]");
         assert!(load(&fs, "w/tests/b.cassette.json").is_err());
@@ -820,10 +839,18 @@ mod tests {
 
     #[test]
     fn the_path_rule_and_discovery() {
-        assert_eq!(cassette_path("w/tests/a.test.yaml"), "w/tests/a.cassette.json");
-        assert_eq!(cassette_path("w/tests/s/a.test.yml"), "w/tests/s/a.cassette.json");
+        assert_eq!(
+            cassette_path("w/tests/a.test.yaml"),
+            "w/tests/a.cassette.json"
+        );
+        assert_eq!(
+            cassette_path("w/tests/s/a.test.yml"),
+            "w/tests/s/a.cassette.json"
+        );
         assert!(is_cassette_name(&cassette_path("x.test.yaml")));
-        assert!(!crate::workspace::is_case_name(&cassette_path("x.test.yaml")));
+        assert!(!crate::workspace::is_case_name(&cassette_path(
+            "x.test.yaml"
+        )));
         let mut fs = MemFiles::new();
         fs.insert("workflows/w/tests/a.test.yaml", "title: t\n");
         fs.insert("workflows/w/tests/a.cassette.json", "{}");
@@ -845,10 +872,16 @@ mod tests {
     fn secrets_are_redacted_by_value_everywhere() {
         let s = Secrets::from_env([
             ("ARCHMAX_API_KEY".to_owned(), "k-123".to_owned()),
-            ("GITHUB_TOKEN".to_owned(), "ghp_aaaaaaaaaaaaaaaaaaaaaaaa".to_owned()),
+            (
+                "GITHUB_TOKEN".to_owned(),
+                "ghp_aaaaaaaaaaaaaaaaaaaaaaaa".to_owned(),
+            ),
             ("MY_PASSWORD".to_owned(), "short".to_owned()),
             ("HOME".to_owned(), "/home/someone-long".to_owned()),
-            ("aws_secret_access_key".to_owned(), "AbCdEfGh12345678".to_owned()),
+            (
+                "aws_secret_access_key".to_owned(),
+                "AbCdEfGh12345678".to_owned(),
+            ),
         ]);
         let mut c = sample();
         c.interactions[0].request.messages[0].content =
@@ -874,11 +907,17 @@ mod tests {
     fn key_shaped_strings() {
         let found = |t: &str| key_shaped(t).iter().map(|k| k.kind).collect::<Vec<_>>();
         assert_eq!(found("use sk-abcdefghijklmnop1234 now"), ["sk- key"]);
-        assert_eq!(found("Authorization: Bearer abcdefghijklmnopqrst"), ["bearer token"]);
+        assert_eq!(
+            found("Authorization: Bearer abcdefghijklmnopqrst"),
+            ["bearer token"]
+        );
         assert_eq!(found("AKIAABCDEFGHIJKLMNOP"), ["AWS access key id"]);
         assert_eq!(found("ghp_abcdefghijklmnopqrstuvwx"), ["GitHub token"]);
         assert_eq!(found("xoxb-1234567890-abc"), ["Slack token"]);
-        assert_eq!(found("tok Zq8Lm2Rt7Xv4Np9Ks3Hd6Wc1Fb5Gy0Je"), ["high-entropy token"]);
+        assert_eq!(
+            found("tok Zq8Lm2Rt7Xv4Np9Ks3Hd6Wc1Fb5Gy0Je"),
+            ["high-entropy token"]
+        );
         for clean in [
             "sk-short",
             "<ENV:ARCHMAX_API_KEY>",
@@ -892,6 +931,9 @@ mod tests {
         }
         let k = &key_shaped("x sk-abcdefghijklmnop1234")[0];
         assert_eq!((k.start, k.end), (2, 25));
-        assert_eq!(key_shaped(&"sk-abcdefghijklmnopq ".repeat(500)).len(), MAX_KEY_SHAPED);
+        assert_eq!(
+            key_shaped(&"sk-abcdefghijklmnopq ".repeat(500)).len(),
+            MAX_KEY_SHAPED
+        );
     }
 }
