@@ -16,16 +16,16 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use wfx_schemas::files::FileAccess;
+use wfx_schemas::cassette::{Cassette, Secrets};
+use wfx_schemas::files::{FileAccess, FileError};
 use wfx_schemas::inert::inert;
 use wfx_schemas::workspace::{WorkflowDir, discover_cases, discover_workflows};
 
-use crate::agent::Agent;
+use crate::cassette::{LiveModel, RecordMode};
 use crate::clock::{Clock, SystemClock};
 use crate::disk::DiskFiles;
 use crate::grade::{GradePolicy, Judge, ModelConfig};
 use crate::model::judge::{JudgeSettings, ModelJudge};
-use crate::model::live::{LiveAgent, LiveSettings};
 use crate::model::wire::ChatTransport;
 use crate::model::{RunUsage, UsageLog};
 use crate::report::{self, Counts};
@@ -116,6 +116,12 @@ pub struct TestOptions {
     pub chat: Option<ChatTransportFactory>,
     /// The environment of `--live` (`None`: the process environment).
     pub env: Option<EnvLookup>,
+    /// `--record once|new|all|none` (`None`: `once`; docs/cassettes.md). `new` and `all`
+    /// need `--live`.
+    pub record: Option<crate::cassette::RecordMode>,
+    /// `--strict-cassettes`: prompt drift in a replayed cassette fails the case instead
+    /// of warning.
+    pub strict_cassettes: bool,
 }
 
 /// A resolved `--live` run: settings, the client and the shared token log.
@@ -123,6 +129,19 @@ struct Live {
     env: crate::model::config::ModelEnv,
     chat: ChatTransportFactory,
     usage: Arc<Mutex<UsageLog>>,
+    /// `.env`'s variables (for redaction).
+    dotenv: Vec<(String, String)>,
+}
+
+/// The values a recorded cassette must not hold ([`Secrets`]): key-like variables of the
+/// process environment and of the workspace's `.env`, and the key `--live` uses.
+fn secrets(live: Option<&Live>) -> Secrets {
+    let mut vars: Vec<(String, String)> = std::env::vars().collect();
+    if let Some(l) = live {
+        vars.extend(l.dotenv.iter().cloned());
+        vars.push(("ARCHMAX_API_KEY".into(), l.env.api_key.clone()));
+    }
+    Secrets::from_env(vars)
 }
 
 /// Resolves `--live` before any case runs: the variables (the process environment over
@@ -141,8 +160,10 @@ fn live_setup(opts: &TestOptions, root: &Path) -> Result<Option<Live>, String> {
         Some(f) => f.0.clone(),
         None => Arc::new(|k: &str| std::env::var(k).ok()),
     };
-    let get = crate::model::config::merge_env(&*process, &dotenv);
-    let env = crate::model::config::from_vars(&get)?;
+    let env = {
+        let get = crate::model::config::merge_env(&*process, &dotenv);
+        crate::model::config::from_vars(&get)?
+    };
     let chat = opts
         .chat
         .clone()
@@ -151,7 +172,24 @@ fn live_setup(opts: &TestOptions, root: &Path) -> Result<Option<Live>, String> {
         env,
         chat,
         usage: Arc::new(Mutex::new(UsageLog::default())),
+        dotenv,
     }))
+}
+
+/// The transport of a run without `--live`: never called (cases without a cassette or
+/// an agent script are not run), and refuses if it were.
+struct NoTransport;
+
+impl ChatTransport for NoTransport {
+    fn complete(
+        &mut self,
+        _: &crate::model::wire::ChatRequest,
+        _: &crate::model::wire::CallMeta,
+    ) -> Result<crate::model::wire::ChatResponse, crate::model::wire::ModelError> {
+        Err(crate::model::wire::ModelError::Replay(
+            "no model is called without --live".into(),
+        ))
+    }
 }
 
 /// What [`run_cli_with`] takes from the process: time and the model settings.
@@ -317,6 +355,16 @@ pub fn run_cli_with(
             ),
         );
     }
+    let record = opts.record.unwrap_or_default();
+    if !opts.live && matches!(record, RecordMode::New | RecordMode::All) {
+        return usage(
+            stderr,
+            &format!(
+                "--record {} records live model calls and needs --live (without it cassettes are only replayed)",
+                record.as_str()
+            ),
+        );
+    }
     let live = match live_setup(opts, &plan.root) {
         Ok(l) => l,
         Err(m) => {
@@ -325,6 +373,21 @@ pub fn run_cli_with(
         }
     };
     let fs = DiskFiles::new(&plan.root);
+    let model_usage = live.as_ref().map_or_else(
+        || Arc::new(Mutex::new(UsageLog::default())),
+        |l| l.usage.clone(),
+    );
+    let prices = live.as_ref().map(|l| l.env.prices).unwrap_or_default();
+    let secrets = secrets(live.as_ref());
+    let save_cassette = |path: &str, c: &Cassette| -> Result<usize, FileError> {
+        crate::cassette::save(&fs, path, c, &secrets)
+    };
+    let chat = || -> Box<dyn ChatTransport> {
+        match &live {
+            Some(l) => (l.chat.0)(&l.env),
+            None => Box::new(NoTransport),
+        }
+    };
     if plan.suites.is_empty() {
         let all = discover_workflows(&fs, "");
         let with_cases: Vec<WorkflowDir> = all
@@ -371,25 +434,6 @@ pub fn run_cli_with(
             },
         };
         let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
-        let live_agent = |fs: &dyn FileAccess, _case: &str| -> Box<dyn Agent> {
-            match (&live, &workflow) {
-                (Some(l), Some(wf)) => Box::new(LiveAgent::new(
-                    fs,
-                    &dir.dir(),
-                    wf,
-                    (l.chat.0)(&l.env),
-                    LiveSettings {
-                        default_model: l.env.model.clone(),
-                        temperature: l.env.temperature,
-                        max_tokens: l.env.max_tokens,
-                        case_timeout_ms: wf.case_timeout_ms.unwrap_or(120_000),
-                    },
-                    Arc::new(|| SystemClock.now_ms()),
-                    l.usage.clone(),
-                )),
-                _ => crate::suite::scripted_agent(fs, _case),
-            }
-        };
         let live_judge = || -> Box<dyn Judge> {
             match (&live, &workflow) {
                 (Some(l), Some(wf)) => {
@@ -409,13 +453,21 @@ pub fn run_cli_with(
                 _ => Box::new(crate::grade::NoJudge),
             }
         };
-        if live.is_some() {
-            // The selection rule (crate::select): an agent script still wins; the model
-            // plays the cases that have none.
+        if let Some(l) = &live {
+            // The selection rule (crate::select): a cassette, then an agent script, still
+            // win; the model plays the cases that have neither (and re-records cassettes
+            // under `--record new|all`). Agent-script cases are graded by the live judge.
             ro.live = true;
-            ro.live_agent = Some(&live_agent);
+            ro.live_model = Some(LiveModel {
+                env: &l.env,
+                chat: &chat,
+            });
             ro.judge = Some(&live_judge);
         }
+        ro.record = record;
+        ro.strict_cassettes = opts.strict_cassettes;
+        ro.save_cassette = Some(&save_cassette);
+        ro.usage = Some(model_usage.clone());
         ro.filter = filter.clone();
         ro.bail = opts.bail;
         ro.allow_no_agent = opts.allow_no_agent;
@@ -432,22 +484,20 @@ pub fn run_cli_with(
                 inert(&l.env.model)
             );
         }
+        // Token use per case: every case of a live run, and every case that replayed a
+        // cassette (its recorded usage), so a replay reports what the recording did.
         let mut per_case: std::collections::BTreeMap<String, RunUsage> = Default::default();
-        let mut seen_calls = live
-            .as_ref()
-            .and_then(|l| l.usage.lock().ok().map(|g| g.calls.len()))
-            .unwrap_or(0);
+        let mut seen_calls = model_usage.lock().map(|g| g.calls.len()).unwrap_or(0);
         let mut narrate = |run: &crate::interpret::CaseRun| {
             let _ = report::case(stderr, run);
             let _ = report::case_evidence(stderr, run, opts.verbose);
-            if let Some(l) = &live {
-                let calls = l
-                    .usage
-                    .lock()
-                    .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
-                    .unwrap_or_default();
-                seen_calls += calls.len();
-                let u = RunUsage::of(&calls, &l.env.prices);
+            let calls = model_usage
+                .lock()
+                .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
+                .unwrap_or_default();
+            seen_calls += calls.len();
+            if live.is_some() || !calls.is_empty() {
+                let u = RunUsage::of(&calls, &prices);
                 let _ = writeln!(stderr, "      {}", u.line());
                 per_case.insert(run.result.id.clone(), u);
             }
@@ -474,16 +524,18 @@ pub fn run_cli_with(
             let _ = report::summary(stderr, &run);
         }
         let mut run = run;
-        if live.is_some() {
+        if live.is_some() || !per_case.is_empty() {
             let mut suite = RunUsage::default();
             for u in per_case.values() {
                 suite.add(u);
             }
+            // Every case gets a figure (zero when the model played no part), so a replay
+            // reports exactly what its live recording did.
             for c in &mut run.cases {
-                c.result.usage = per_case.get(&c.result.id).copied();
+                c.result.usage = Some(per_case.get(&c.result.id).copied().unwrap_or_default());
             }
             for r in &mut run.result.results {
-                r.usage = per_case.get(&r.id).copied();
+                r.usage = Some(per_case.get(&r.id).copied().unwrap_or_default());
             }
             run.result.usage = Some(suite);
             let _ = writeln!(stderr, "{}: {}", inert(&dir.slug), suite.line());

@@ -111,9 +111,13 @@ pub struct CaseResult {
     /// (status `not-run`, [`crate::select::not_run_message`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
-    /// Model tokens (and cost) of a `--live` run; absent otherwise.
+    /// Model tokens (and cost) of a `--live` run or a replayed cassette; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::model::RunUsage>,
+    /// Warnings about the run that do not fail it (a cassette's prompt drift, secrets
+    /// redacted from a recording; docs/cassettes.md). Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A case run with what narration and the editor need beyond the result.
@@ -737,6 +741,7 @@ pub fn unparsed_result(path: &str, message: String) -> CaseResult {
         not_run: None,
         error: Some(message),
         usage: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -816,6 +821,7 @@ pub fn run_case<'h>(
         error: None,
         not_run: None,
         usage: None,
+        warnings: Vec::new(),
     };
     if let Some(skip) = &case.skip {
         result.verdict.status = VerdictStatus::Skipped;

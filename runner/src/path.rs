@@ -65,6 +65,7 @@ mod tests {
                 error: None,
                 not_run: None,
                 usage: None,
+                warnings: Vec::new(),
             },
             flow: String::new(),
             duration_ms: 0,

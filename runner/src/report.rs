@@ -107,6 +107,9 @@ pub fn case(w: &mut dyn Write, run: &CaseRun) -> io::Result<()> {
             inert(r.not_run.as_deref().unwrap_or("no agent"))
         )?,
     }
+    for warning in &r.warnings {
+        writeln!(w, "      ⚠ {}", inert(warning))?;
+    }
     for f in &r.verdict.failures {
         let f = inert_lines(f);
         let mut lines = f.lines();

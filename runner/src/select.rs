@@ -1,6 +1,6 @@
 //! The one rule that picks a case's agent (issue 15, item 4), shared by `wfx-lsp test`, the
-//! editor's run lenses and commands, and `graph --case`: a cassette when one exists (a later
-//! change adds that branch first), else the agent script beside the case
+//! editor's run lenses and commands, and `graph --case`: the cassette beside the case
+//! (`<case>.cassette.json`, docs/cassettes.md) when there is one, else the agent script beside the case
 //! (`<case>.agent.yaml`, docs/agent-scripts.md), else the live model when live runs are
 //! allowed, else **not run: no agent**. A case without an agent is never run and never
 //! passes silently: it is reported with [`not_run_message`], counted apart from failures,
@@ -8,12 +8,18 @@
 //!
 //! Must not: read anything but the workspace through [`FileAccess`].
 
-use wfx_schemas::files::FileAccess;
-use wfx_schemas::workspace::agent_script_path;
+use wfx_schemas::files::{FileAccess, FileError};
+use wfx_schemas::workspace::{agent_script_path, cassette_path};
 
 /// Where a case's agent comes from, in the order the rule tries them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentSource {
+    /// The cassette beside the case: its recorded model calls are replayed (or, with
+    /// `--live` and `--record new|all`, re-recorded).
+    Cassette {
+        /// Workspace-relative path of the cassette.
+        path: String,
+    },
     /// The agent script beside the case.
     AgentScript {
         /// Workspace-relative path of the script.
@@ -29,9 +35,11 @@ pub enum AgentSource {
 }
 
 impl AgentSource {
-    /// A short label for lenses and narration: `agent script`, `live model`, `no agent`.
+    /// A short label for lenses and narration: `cassette`, `agent script`, `live model`,
+    /// `no agent`.
     pub fn label(&self) -> &'static str {
         match self {
+            AgentSource::Cassette { .. } => "cassette",
             AgentSource::AgentScript { .. } => "agent script",
             AgentSource::Live => "live model",
             AgentSource::NoAgent { .. } => "no agent",
@@ -39,11 +47,16 @@ impl AgentSource {
     }
 }
 
-/// Picks the agent of the case at `case_path` (workspace-relative). `live` says whether
-/// live model runs are allowed (the `--live` flag; `false` until it exists). An agent
-/// script that exists but cannot be parsed still counts as the case's agent: the run then
-/// fails with the parse error (never a silent "no agent").
+/// Picks the agent of the case at `case_path` (workspace-relative): its cassette, else its
+/// agent script, else the live model when `live` (the `--live` flag, or the editor's
+/// setting), else none. A cassette that exists but cannot be read or parsed (a link leaving
+/// the workspace, an unknown version) still counts, and so does such an agent script: the
+/// run then fails with the reason (never a silent "no agent").
 pub fn select_agent(fs: &dyn FileAccess, case_path: &str, live: bool) -> AgentSource {
+    let cassette = cassette_path(case_path);
+    if !matches!(fs.read(&cassette), Err(FileError::NotFound)) {
+        return AgentSource::Cassette { path: cassette };
+    }
     let script = agent_script_path(case_path);
     if fs.read_text(&script).is_ok() {
         return AgentSource::AgentScript { path: script };
@@ -72,7 +85,7 @@ mod tests {
     use wfx_schemas::files::MemFiles;
 
     #[test]
-    fn script_then_live_then_no_agent() {
+    fn cassette_then_script_then_live_then_no_agent() {
         let mut fs = MemFiles::new();
         let case = "workflows/w/tests/a.test.yaml";
         fs.insert(case, "title: t\n");
@@ -93,6 +106,17 @@ mod tests {
             );
         }
         assert_eq!(select_agent(&fs, case, false).label(), "agent script");
+        // A cassette comes first, whatever else there is.
+        fs.insert("workflows/w/tests/a.cassette.json", "{}");
+        for live in [false, true] {
+            assert_eq!(
+                select_agent(&fs, case, live),
+                AgentSource::Cassette {
+                    path: "workflows/w/tests/a.cassette.json".into()
+                }
+            );
+        }
+        assert_eq!(select_agent(&fs, case, false).label(), "cassette");
     }
 
     #[test]

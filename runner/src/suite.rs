@@ -11,10 +11,14 @@ use wfx_schemas::check::load_workflow;
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::workspace::{self, FileKind, WorkflowDir, agent_script_path};
 
+use std::sync::{Arc, Mutex};
+
 use crate::agent::{Agent, NoAgent, ScriptedAgent};
+use crate::cassette::{LiveModel, RecordMode, SaveCassette, run_model_case};
 use crate::clock::Clock;
 use crate::grade::{GradePolicy, Judge};
 use crate::interpret::{CaseEnv, CaseResult, CaseRun, VerdictStatus, run_case};
+use crate::model::UsageLog;
 use crate::script_host::{NoScriptHost, ScriptHost};
 use crate::select::{AgentSource, not_run_message, select_agent};
 
@@ -91,13 +95,24 @@ pub struct RunOptions<'a> {
     /// Script hosts (default [`NoScriptHost`]).
     pub script_host: Option<HostFactory<'a>>,
     /// Agents: overrides the selection rule when set (tests, benchmarks). Default: the
-    /// rule of [`crate::select::select_agent`] (agent script, else live, else not run).
+    /// rule of [`crate::select::select_agent`] (cassette, else agent script, else live,
+    /// else not run).
     pub agent: Option<AgentFactory<'a>>,
     /// Live model runs are allowed (`--live`; the selection rule's third choice).
     pub live: bool,
-    /// The live agent, used when `live` and the rule picks the model; without it such a
-    /// case is reported "not run".
-    pub live_agent: Option<AgentFactory<'a>>,
+    /// The live model, used when `live` and the rule picks the model (recorded per
+    /// `record`), and to re-record cassettes (`--record new|all`); without it such a case
+    /// is reported "not run".
+    pub live_model: Option<LiveModel<'a>>,
+    /// `--record` (default `once`; docs/cassettes.md).
+    pub record: RecordMode,
+    /// `--strict-cassettes`: prompt drift in a replay fails the case instead of warning.
+    pub strict_cassettes: bool,
+    /// Writes a recorded cassette (the CLI: [`crate::cassette::save`] on its confined
+    /// disk layer, with the environment's secrets). Without it a recording fails its case.
+    pub save_cassette: Option<SaveCassette<'a>>,
+    /// The token log of model calls, live and replayed (default: a fresh one per case).
+    pub usage: Option<Arc<Mutex<UsageLog>>>,
     /// Cases not run for want of an agent do not make the exit code 1
     /// (`--allow-no-agent`); they are still reported and counted.
     pub allow_no_agent: bool,
@@ -119,7 +134,11 @@ impl<'a> RunOptions<'a> {
             script_host: None,
             agent: None,
             live: false,
-            live_agent: None,
+            live_model: None,
+            record: RecordMode::Once,
+            strict_cassettes: false,
+            save_cassette: None,
+            usage: None,
             allow_no_agent: false,
             judge: None,
             cancelled: None,
@@ -156,30 +175,36 @@ pub fn discover(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<String> {
     workspace::discover_cases(fs, dir)
 }
 
-/// The agent of the case at `path` by the selection rule ([`crate::select`]): the agent
-/// script, else the live agent when `opts.live`, else a [`NoAgent`] (the case is reported
-/// "not run"). [`RunOptions::agent`] overrides the rule.
-pub fn case_agent(opts: &RunOptions<'_>, path: &str) -> Box<dyn Agent> {
-    if let Some(f) = opts.agent {
-        return f(opts.fs, path);
-    }
-    match select_agent(opts.fs, path, opts.live) {
+/// The agent of the case at `path` for the sources that need no model: the agent script,
+/// or a [`NoAgent`] (the case is reported "not run"). The model's sources (a cassette, the
+/// live model) are run by [`run_model_case`].
+fn case_agent(opts: &RunOptions<'_>, path: &str, source: AgentSource) -> Box<dyn Agent> {
+    match source {
         AgentSource::AgentScript { .. } => scripted_agent(opts.fs, path),
-        AgentSource::Live => match opts.live_agent {
-            Some(f) => f(opts.fs, path),
-            None => Box::new(NoAgent(format!(
-                "no agent: live runs are allowed but no model is configured; {}",
-                not_run_message(path, &agent_script_path(path))
-            ))),
-        },
+        AgentSource::Cassette { .. } | AgentSource::Live => Box::new(NoAgent(format!(
+            "no agent: live runs are allowed but no model is configured; {}",
+            not_run_message(path, &agent_script_path(path))
+        ))),
         AgentSource::NoAgent { script_path } => {
             Box::new(NoAgent(not_run_message(path, &script_path)))
         }
     }
 }
 
+/// Runs one case with the agent the selection rule ([`crate::select`]) picks:
+/// [`RunOptions::agent`] when set; a cassette or the live model through
+/// [`run_model_case`]; else the agent script, else "not run".
 fn one_case(opts: &RunOptions<'_>, env: &CaseEnv<'_>, path: &str) -> CaseRun {
-    let mut agent = case_agent(opts, path);
+    let mut agent = match opts.agent {
+        Some(f) => f(opts.fs, path),
+        None => match select_agent(opts.fs, path, opts.live) {
+            AgentSource::Cassette { path: c } => return run_model_case(opts, env, path, Some(&c)),
+            AgentSource::Live if opts.live_model.is_some() => {
+                return run_model_case(opts, env, path, None);
+            }
+            source => case_agent(opts, path, source),
+        },
+    };
     let mut host: Box<dyn ScriptHost> = match opts.script_host {
         Some(f) => f(),
         None => Box::new(NoScriptHost),

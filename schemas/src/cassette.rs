@@ -158,10 +158,11 @@ pub struct RecordedRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub toolset: Option<String>,
     /// Index (among the request's messages after the system prompt) of the first message
-    /// stored in [`Self::messages`]: the ones before it are the previous call's of the same
-    /// role and run, plus that call's answer.
+    /// stored in [`Self::messages`]: the ones before it are the previous call's (the
+    /// agent's previous call, whatever its run; for the judge, the previous attempt at the
+    /// same question), plus that call's answer. 0 when the request does not extend it.
     pub messages_from: u64,
-    /// The messages new since the previous call of the same role and run.
+    /// The messages new since that previous call.
     pub messages: Vec<RecordedMessage>,
 }
 

@@ -81,6 +81,16 @@ enum Command {
         /// ARCHMAX_API_KEY, ARCHMAX_MODEL; docs/live-agent.md). Without it no model is called.
         #[arg(long)]
         live: bool,
+        /// What to do with cassettes (`<case>.cassette.json`, docs/cassettes.md): `once`
+        /// records a case without one and replays one that exists; `new` replays and
+        /// records the rest live; `all` re-records; `none` only replays. Recording needs
+        /// `--live`.
+        #[arg(long, value_parser = ["once", "new", "all", "none"], default_value = "once")]
+        record: String,
+        /// Fail a replayed case whose prompt drifted from the recording (changed
+        /// instructions, tool declarations or prompt wording) instead of warning.
+        #[arg(long)]
+        strict_cassettes: bool,
     },
     /// Draft `<case>.agent.yaml` for a case from a path through its workflow that
     /// satisfies its steps; refuses a case no agent can pass.
@@ -224,6 +234,8 @@ fn main() -> ExitCode {
             coverage,
             coverage_min,
             live,
+            record,
+            strict_cassettes,
         }) => {
             init_logging("warn");
             let opts = wfx_runner::cli::TestOptions {
@@ -245,6 +257,8 @@ fn main() -> ExitCode {
                     |env| Box::new(wfx_lsp::live::HttpTransport::new(env)),
                 ))),
                 env: None,
+                record: wfx_runner::cassette::RecordMode::parse(&record),
+                strict_cassettes,
             };
             code(cli::run_test(
                 &opts,

@@ -7,6 +7,7 @@
 
 pub mod fake_model;
 pub mod inprocess;
+pub mod script_model;
 pub mod stdio;
 
 use std::io::{BufRead, Write};

@@ -244,6 +244,8 @@ pub struct ModelJudge {
     transport: Box<dyn ChatTransport>,
     settings: JudgeSettings,
     usage: Arc<Mutex<UsageLog>>,
+    /// Questions asked so far (a `grade` or a rubric hook each): [`CallMeta::run`].
+    questions: u64,
 }
 
 impl ModelJudge {
@@ -257,10 +259,16 @@ impl ModelJudge {
             transport,
             settings,
             usage,
+            questions: 0,
         }
     }
 
-    fn ask(&mut self, role: CallRole, messages: Vec<ChatMessage>) -> Result<String, String> {
+    fn ask(
+        &mut self,
+        role: CallRole,
+        attempt: u64,
+        messages: Vec<ChatMessage>,
+    ) -> Result<String, String> {
         let req = ChatRequest {
             model: self.settings.model.clone(),
             messages,
@@ -271,6 +279,10 @@ impl ModelJudge {
         let meta = CallMeta {
             role,
             timeout_ms: self.settings.timeout_ms,
+            run: self.questions,
+            call: attempt,
+            step: None,
+            state: None,
         };
         let resp = self
             .transport
@@ -287,14 +299,22 @@ impl Judge for ModelJudge {
             ChatMessage::text(Role::System, JUDGE_SYSTEM),
             ChatMessage::text(Role::User, format!("Criterion: {criterion}\n\n{evidence}")),
         ];
-        let first = self.ask(CallRole::Judge, messages.clone())?;
-        if let Some(v) = parse_verdict(&first) {
-            return Ok(v);
-        }
-        messages.push(ChatMessage::text(Role::Assistant, first));
-        messages.push(ChatMessage::text(Role::User, JSON_ONLY));
-        let second = self.ask(CallRole::Judge, messages)?;
-        Ok(parse_verdict(&second).unwrap_or((0.0, Some(NO_VERDICT.to_owned()))))
+        let asked = self.ask(CallRole::Judge, 0, messages.clone());
+        let verdict = match asked {
+            Ok(first) => match parse_verdict(&first) {
+                Some(v) => Ok(v),
+                None => {
+                    messages.push(ChatMessage::text(Role::Assistant, first));
+                    messages.push(ChatMessage::text(Role::User, JSON_ONLY));
+                    self.ask(CallRole::Judge, 1, messages).map(|second| {
+                        parse_verdict(&second).unwrap_or((0.0, Some(NO_VERDICT.to_owned())))
+                    })
+                }
+            },
+            Err(e) => Err(e),
+        };
+        self.questions += 1;
+        verdict
     }
 
     fn rubric(&mut self, instructions: &str, payload: &Value) -> Result<HookVerdict, String> {
@@ -306,7 +326,8 @@ impl Judge for ModelJudge {
             ChatMessage::text(Role::System, system),
             ChatMessage::text(Role::User, json!(payload).to_string()),
         ];
-        let answer = self.ask(CallRole::Rubric, messages)?;
-        Ok(parse_rubric(&answer))
+        let answer = self.ask(CallRole::Rubric, 0, messages);
+        self.questions += 1;
+        Ok(parse_rubric(&answer?))
     }
 }

@@ -30,7 +30,8 @@ use wfx_schemas::model::workflow::Workflow;
 
 use super::prompt::{state_section, static_prompt, tool_specs, volatile_block};
 use super::wire::{
-    CallMeta, CallRole, ChatMessage, ChatRequest, ChatTransport, Role, ToolArgs, ToolCall,
+    CallMeta, CallRole, ChatMessage, ChatRequest, ChatTransport, ModelError, Role, ToolArgs,
+    ToolCall,
 };
 use super::{UsageLog, config, record_usage};
 use crate::agent::{Agent, AgentAction, AgentError, AgentMessage, TurnContext};
@@ -65,6 +66,9 @@ pub struct LiveAgent {
     states: BTreeMap<String, StateBrief>,
     settings: LiveSettings,
     now: NowFn,
+    /// The clock of the prompt's clock line (default: `now`); a recorded or replayed case
+    /// passes its deterministic clock here (docs/cassettes.md).
+    prompt_now: Option<NowFn>,
     started_ms: u64,
     usage: Arc<Mutex<UsageLog>>,
     /// The last answer of the current run had no tool calls.
@@ -110,6 +114,7 @@ impl LiveAgent {
             states,
             settings,
             now,
+            prompt_now: None,
             started_ms,
             usage,
             ended: false,
@@ -117,6 +122,14 @@ impl LiveAgent {
             provider_ids: BTreeMap::new(),
             matched_group: None,
         }
+    }
+
+    /// The same agent with the prompt's clock line read from `now` instead of the clock
+    /// that bounds the case's time (a cassette's deterministic clock, so a replayed prompt
+    /// is byte-identical to the recorded one).
+    pub fn with_prompt_clock(mut self, now: NowFn) -> Self {
+        self.prompt_now = Some(now);
+        self
     }
 
     /// Matches the provider ids of the last answer to the simulator's ids of the newest
@@ -152,7 +165,7 @@ impl LiveAgent {
         };
         names.sort();
         let volatile = volatile_block(
-            (self.now)(),
+            self.prompt_now.as_ref().unwrap_or(&self.now)(),
             brief.map_or("", |b| b.section.as_str()),
             ctx.reply_only,
             ctx.cause,
@@ -296,11 +309,16 @@ impl Agent for LiveAgent {
         let meta = CallMeta {
             role: CallRole::Agent,
             timeout_ms: Some(self.settings.case_timeout_ms - elapsed),
+            run: ctx.run as u64,
+            call: ctx.call as u64,
+            step: Some(ctx.case_step as u64 + 1),
+            state: Some(ctx.state.to_owned()),
         };
-        let resp = self
-            .transport
-            .complete(&req, &meta)
-            .map_err(|e| AgentError(format!("model call failed in state `{}`: {e}", ctx.state)))?;
+        let resp = self.transport.complete(&req, &meta).map_err(|e| match e {
+            // A cassette's line is complete as it is (docs/cassettes.md).
+            ModelError::Replay(line) => AgentError(line),
+            e => AgentError(format!("model call failed in state `{}`: {e}", ctx.state)),
+        })?;
         record_usage(&self.usage, CallRole::Agent, &req.model, resp.usage);
         let mut actions = Vec::new();
         if let Some(text) = resp.content.filter(|t| !t.trim().is_empty()) {

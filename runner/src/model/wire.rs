@@ -261,6 +261,10 @@ pub enum ModelError {
     },
     /// Connection refused, DNS, TLS, a body over the size cap, …
     Transport(String),
+    /// A cassette could not answer the call (a replay mismatch, no recorded call left, a
+    /// cancelled recording): the message is the one precise line to show, as is
+    /// (docs/cassettes.md).
+    Replay(String),
 }
 
 impl std::fmt::Display for ModelError {
@@ -302,15 +306,17 @@ impl std::fmt::Display for ModelError {
                 write!(f, "the model endpoint did not answer within {after_ms} ms")
             }
             ModelError::Transport(m) => write!(f, "cannot reach the model endpoint: {m}"),
+            ModelError::Replay(m) => f.write_str(m),
         }
     }
 }
 
 /// Which component makes a model call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CallRole {
     /// The live agent.
+    #[default]
     Agent,
     /// The `grade` judge.
     Judge,
@@ -319,12 +325,23 @@ pub enum CallRole {
 }
 
 /// What a transport may know about a call besides the request (never sent on the wire).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A cassette stores the context (`run`, `call`, `step`, `state`) with each interaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CallMeta {
     /// Who calls.
     pub role: CallRole,
     /// Timeout for this call in ms (`budget.timeoutMs` of the state, else the default).
     pub timeout_ms: Option<u64>,
+    /// The agent: the 0-based model run of the case. The judge: the 0-based question
+    /// (one per `grade` step or rubric hook).
+    pub run: u64,
+    /// The agent: the 0-based model call within the run. The judge: the attempt (0, or 1
+    /// for the JSON-only retry).
+    pub call: u64,
+    /// The case step that drove the call, 1-based (`None` when unknown, e.g. the judge).
+    pub step: Option<u64>,
+    /// The workflow state of the run (`None` for the judge).
+    pub state: Option<String>,
 }
 
 /// A chat-completion endpoint. The binary's HTTP client implements it; tests script it.
