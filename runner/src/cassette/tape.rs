@@ -19,8 +19,9 @@
 //! Must not: call the network except through the live transport it was given, read the
 //! environment, or keep headers or the key (a [`ChatRequest`] has neither).
 
+use std::cell::{RefCell, RefMut};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::rc::Rc;
 
 use serde_json::Value;
 use wfx_schemas::cassette::{
@@ -130,9 +131,10 @@ struct State {
     new_calls: usize,
 }
 
-/// One case's recording or replay, shared by its [`TapeTransport`]s.
+/// One case's recording or replay, shared by its [`TapeTransport`]s (one thread: a case
+/// runs on one).
 #[derive(Clone)]
-pub struct Tape(Arc<Mutex<State>>);
+pub struct Tape(Rc<RefCell<State>>);
 
 /// A [`ChatTransport`] answering from (or recording into) a [`Tape`].
 pub struct TapeTransport(Tape);
@@ -179,7 +181,7 @@ impl Tape {
         queues: BTreeMap<Queue, (Vec<usize>, usize)>,
         live: Option<Box<dyn ChatTransport>>,
     ) -> Self {
-        Tape(Arc::new(Mutex::new(State {
+        Tape(Rc::new(RefCell::new(State {
             mode,
             strict,
             recorded,
@@ -202,8 +204,8 @@ impl Tape {
         Box::new(TapeTransport(self.clone()))
     }
 
-    fn state(&self) -> Option<MutexGuard<'_, State>> {
-        self.0.lock().ok()
+    fn state(&self) -> Option<RefMut<'_, State>> {
+        self.0.try_borrow_mut().ok()
     }
 
     /// Marks the run cancelled: later calls fail and [`Tape::cassette`] gives nothing.
@@ -324,9 +326,9 @@ impl Tape {
     }
 
     fn complete(&self, req: &ChatRequest, meta: &CallMeta) -> Result<ChatResponse, ModelError> {
-        let Ok(mut s) = self.0.lock() else {
+        let Ok(mut s) = self.0.try_borrow_mut() else {
             return Err(ModelError::Replay(
-                "the cassette's state was poisoned by an earlier panic".into(),
+                "the cassette was asked twice at once".into(),
             ));
         };
         if s.cancelled {
