@@ -3,7 +3,8 @@
 //! mismatch class (content, tool arguments, tool name, tool result, offered tools, an extra
 //! call, leftover calls, the judge's queue), prompt drift lenient and strict, `--record
 //! new` going live at the first difference; then whole cases through `run_workflow`: a
-//! planted key never reaches the file, and a cancelled or failed recording writes nothing.
+//! planted key never reaches the file (and the redacted file still replays), and a
+//! cancelled or failed recording writes nothing.
 
 #![allow(
     clippy::unwrap_used,
@@ -530,6 +531,22 @@ fn a_recorded_case_is_written_once_with_the_planted_key_redacted() {
     assert_eq!(c.interactions.len(), 1);
     assert_eq!(c.endpoint, "127.0.0.1:9");
     assert_eq!(c.case, "hello");
+    // It replays where the key is unknown: the placeholder matches the case's literal key.
+    let fs = DiskFiles::new(ws.path());
+    let clock = FixedClock::default();
+    let ro = RunOptions::new(&fs, &clock);
+    let dir = WorkflowDir {
+        root: String::new(),
+        slug: "tiny".into(),
+    };
+    let run = run_workflow(&ro, &dir, &mut |_| {}).unwrap();
+    let r = &run.result.results[0];
+    assert_eq!(
+        r.verdict.status,
+        wfx_runner::interpret::VerdictStatus::Passed,
+        "{r:?}"
+    );
+    assert_eq!(r.usage, None, "usage is the CLI's to attach");
 }
 
 #[test]

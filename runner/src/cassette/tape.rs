@@ -660,6 +660,72 @@ fn norm(c: &Option<String>) -> Option<&str> {
     c.as_deref().map(str::trim).filter(|t| !t.is_empty())
 }
 
+/// True when `actual` matches `expected`, where each redaction placeholder `<ENV:NAME>` in
+/// `expected` stands for any text (a recording never holds the secret, and a replay may run
+/// where it is unknown). Linear in the two lengths (glob matching with `*`).
+pub fn matches_redacted(expected: &str, actual: &str) -> bool {
+    if expected == actual {
+        return true;
+    }
+    if !expected.contains("<ENV:") {
+        return false;
+    }
+    // The literal pieces between placeholders, in order.
+    let mut lits: Vec<String> = vec![String::new()];
+    let mut rest = expected;
+    while let Some(at) = rest.find("<ENV:") {
+        let (before, from) = rest.split_at(at);
+        let tail = from.get(5..).unwrap_or("");
+        let name_len = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        let closed = tail.get(name_len..).is_some_and(|t| t.starts_with('>'));
+        if let Some(last) = lits.last_mut() {
+            last.push_str(before);
+        }
+        if name_len > 0 && closed {
+            lits.push(String::new());
+            rest = tail.get(name_len + 1..).unwrap_or("");
+        } else {
+            if let Some(last) = lits.last_mut() {
+                last.push_str("<ENV:");
+            }
+            rest = tail;
+        }
+    }
+    if let Some(last) = lits.last_mut() {
+        last.push_str(rest);
+    }
+    let (Some(first), Some(last)) = (lits.first(), lits.last()) else {
+        return false;
+    };
+    if lits.len() == 1 {
+        return first == actual;
+    }
+    if actual.len() < first.len() + last.len()
+        || !actual.starts_with(first.as_str())
+        || !actual.ends_with(last.as_str())
+    {
+        return false;
+    }
+    let end = actual.len() - last.len();
+    let mut pos = first.len();
+    for mid in lits.iter().skip(1).take(lits.len() - 2) {
+        match actual.get(pos..end).and_then(|hay| hay.find(mid.as_str())) {
+            Some(i) => pos += i + mid.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
+fn opt_matches(expected: Option<&str>, actual: Option<&str>) -> bool {
+    match (expected, actual) {
+        (Some(e), Some(a)) => matches_redacted(e, a),
+        (e, a) => e == a,
+    }
+}
+
 fn same_message(a: &RecordedMessage, b: &RecordedMessage) -> bool {
     message_difference(a, b).is_none()
 }
@@ -672,7 +738,7 @@ fn message_difference(a: &RecordedMessage, b: &RecordedMessage) -> Option<String
             role_text(b.role)
         ));
     }
-    if norm(&a.content) != norm(&b.content) {
+    if !opt_matches(norm(&a.content), norm(&b.content)) {
         return Some(format!(
             "content: expected {}, got {}",
             quoted(norm(&a.content)),
@@ -700,7 +766,9 @@ fn message_difference(a: &RecordedMessage, b: &RecordedMessage) -> Option<String
                 x.name, x.id, y.id
             ));
         }
-        if x.arguments != y.arguments || x.raw_arguments != y.raw_arguments {
+        let same = (x.arguments == y.arguments && x.raw_arguments == y.raw_arguments)
+            || matches_redacted(&args_text(x), &args_text(y));
+        if !same {
             return Some(format!(
                 "tool call {n} (`{}`) arguments: expected {}, got {}",
                 x.name,
@@ -922,6 +990,19 @@ mod tests {
         assert_eq!(endpoint_host("openrouter.ai"), "openrouter.ai");
         assert_eq!(rfc3339(crate::clock::TEST_EPOCH_MS), "2026-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_796_287_973_999), "2026-12-03T08:52:53Z");
+    }
+
+    #[test]
+    fn placeholders_match_any_text() {
+        assert!(matches_redacted("key <ENV:K> ok", "key sk-123 ok"));
+        assert!(matches_redacted("<ENV:K>", "anything"));
+        assert!(matches_redacted("a <ENV:K> b <ENV:T> c", "a 1 b 2 c"));
+        assert!(!matches_redacted("a <ENV:K> b <ENV:T> c", "a 1 c 2 b"));
+        assert!(!matches_redacted("key <ENV:K> ok", "key sk-123 ko"));
+        assert!(!matches_redacted("key <ENV:K> ok", "ok"));
+        assert!(matches_redacted("<ENV:not closed", "<ENV:not closed"));
+        assert!(!matches_redacted("<ENV:not closed", "x"));
+        assert!(!matches_redacted("plain", "other"));
     }
 
     #[test]
