@@ -442,6 +442,94 @@ fn step_snippets_are_reindented_to_the_key_column() {
     );
 }
 
+/// The line of the cursor after applying the completion edit of `label` (its `replace`
+/// range and `insert_text`), as a client applies a completion item's `textEdit`.
+#[track_caller]
+fn check_completion_applied(src: &str, label: &str, want: Expect) {
+    let fx = fixture(&with_wf(src));
+    let (path, text, off) = fx.cursor_file();
+    let items = completion(&Own::new(text).doc(&fx.files, path, text), off);
+    let item = items
+        .iter()
+        .find(|i| i.label == label)
+        .unwrap_or_else(|| panic!("no item {label}"));
+    let edited = apply(
+        text,
+        &[TextEdit {
+            file: path.to_owned(),
+            range: item.replace,
+            new_text: item.insert_text.clone(),
+        }],
+    );
+    let start = text
+        .get(..off as usize)
+        .and_then(|h| h.rfind('\n'))
+        .map_or(0, |p| p + 1);
+    let line = edited
+        .get(start..)
+        .unwrap_or("")
+        .lines()
+        .next()
+        .unwrap_or("");
+    want.assert_eq(line);
+}
+
+#[test]
+fn completion_edits_keep_anchors_tags_and_quotes() {
+    // issue 16: the edit replaces exactly the scalar's content.
+    check_completion_applied(
+        "#- workflows/w/workflow.yaml\nstates:\n  a:\n    transitions:\n      - to: &anchor b$0\n  b:\n    title: B\n",
+        "b",
+        expect!["      - to: &anchor b"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: &s rev$0\n",
+        "review",
+        expect!["  - reachedState: &s review"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: !!str &s do$0\n",
+        "done",
+        expect!["  - reachedState: !!str &s done"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: \"in$0\"\n",
+        "intake",
+        expect![[r#"  - reachedState: "intake""#]],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: 'in$0'\n",
+        "intake",
+        expect!["  - reachedState: 'intake'"],
+    );
+    // Inside the anchor's name nothing is offered (it is not a state slug).
+    let fx = fixture(&with_wf(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: &anc$0\n",
+    ));
+    let (path, text, off) = fx.cursor_file();
+    assert!(completion(&Own::new(text).doc(&fx.files, path, text), off).is_empty());
+}
+
+#[test]
+fn completion_right_after_the_colon_inserts_the_space() {
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState:$0\n",
+        "review",
+        expect!["  - reachedState: review"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\ntrigger:\n  id:$0\n",
+        "email",
+        expect!["  id: email"],
+    );
+    // With the space already there, none is added.
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: $0\n",
+        "review",
+        expect!["  - reachedState: review"],
+    );
+}
+
 #[test]
 fn nested_step_keys() {
     check_completion(

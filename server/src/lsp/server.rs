@@ -638,8 +638,10 @@ impl Server {
         let Some((snap, a)) = self.current_annotation(uri) else {
             return Vec::new();
         };
-        let enc = self.session().encoding;
-        let mut out: Vec<lsp::Diagnostic> = runs::step_annotations(&snap.text, &a.outcome)
+        let session = self.session();
+        let enc = session.encoding;
+        let steps = runs::step_annotations(&snap.text, &a.outcome);
+        let mut out: Vec<lsp::Diagnostic> = steps
             .iter()
             .filter_map(|s| match &s.mark {
                 runs::StepMark::Failed(d) => Some(lsp::Diagnostic {
@@ -659,6 +661,19 @@ impl Server {
                 severity: Some(lsp::DiagnosticSeverity::ERROR),
                 source: Some("wfx-run".into()),
                 message: format!("the case died: {e}"),
+                ..Default::default()
+            });
+        }
+        // A client that cannot be told to re-request code lenses (Neovim announces no
+        // `workspace.codeLens.refreshSupport`) would show the verdict lens only after a
+        // manual refresh: it gets the verdict as an information diagnostic on the first line
+        // instead (issue 16; docs/editors.md "Run annotations without a lens refresh").
+        if !session.code_lens_refresh {
+            out.push(lsp::Diagnostic {
+                range: lsp::Range::default(),
+                severity: Some(lsp::DiagnosticSeverity::INFORMATION),
+                source: Some("wfx-run".into()),
+                message: format!("last run: {}", runs::verdict_title(&a.outcome, &steps)),
                 ..Default::default()
             });
         }
