@@ -5,7 +5,9 @@
 // EXPECT_* as in nvim/e2e.lua ("-" skips), plus EXPECT_RUN: "-" skips the verdict checks of the Test Explorer
 // run (discovery and "every case got an outcome" are still checked), the run-case command and the hints after it;
 // EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips);
-// EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks).
+// EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks);
+// EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
+// `reachedState:` ("-" skips).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
@@ -29,6 +31,7 @@ const X = {
   run: expect('EXPECT_RUN', 'on'),
   graph: expect('EXPECT_GRAPH', 'refund-request'),
   closedDiag: expect('EXPECT_CLOSED_DIAG', 'general-question'),
+  completionEdits: expect('EXPECT_COMPLETION_EDITS', 'on'),
 };
 const EXT_ID = 'wfx.wfx-lsp';
 const labelText = (l) => (typeof l === 'string' ? l : Array.isArray(l) ? l.map((p) => p.value).join('') : l.label);
@@ -222,6 +225,40 @@ exports.run = async function run() {
       return complete(line + 1, 18, X.completion);
     });
   } else skip('completion_state');
+  // issue 16: completion edits never corrupt the file. The item's edit as the language client converted it
+  // (range + insertText) is applied: an anchor before the word stays, a bare `reachedState:` gets its space.
+  if (X.completionEdits !== null) {
+    await check('completion_edits', async () => {
+      const applyItem = async (text, col, label) => {
+        const line = trig.getText().split('\n').findIndex((l) => /^\s*- send:/.test(l)) + 1;
+        const ins = new vscode.WorkspaceEdit();
+        ins.insert(trig.uri, new vscode.Position(line, 0), `${text}\n`);
+        assert.ok(await vscode.workspace.applyEdit(ins));
+        let item;
+        await waitFor(async () => {
+          const list = await vscode.commands.executeCommand('vscode.executeCompletionItemProvider', trig.uri, new vscode.Position(line, col));
+          item = list.items.find((i) => labelText(i.label) === label);
+          return item;
+        }, 5000, 300);
+        assert.ok(item, `no completion item ${label} in ${JSON.stringify(text)}`);
+        const range = item.range && item.range.replacing ? item.range.replacing : item.range;
+        const insert = typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
+        const e = new vscode.WorkspaceEdit();
+        e.replace(trig.uri, range, insert);
+        assert.ok(await vscode.workspace.applyEdit(e));
+        const got = trig.lineAt(line).text;
+        const del = new vscode.WorkspaceEdit();
+        del.delete(trig.uri, trig.lineAt(line).rangeIncludingLineBreak);
+        assert.ok(await vscode.workspace.applyEdit(del));
+        return got;
+      };
+      const a = await applyItem('  - reachedState: &s ref', 24, 'refund-request');
+      const b = await applyItem('  - reachedState:', 17, 'refund-request');
+      assert.equal(a, '  - reachedState: &s refund-request');
+      assert.equal(b, '  - reachedState: refund-request');
+      return [a, b];
+    });
+  } else skip('completion_edits');
 
   // Test Explorer: discovery, then a run of two cases through the run profile's handler
   const testing = api.testing;

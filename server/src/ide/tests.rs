@@ -1249,6 +1249,101 @@ fn document_symbols_nest_assertions_under_their_action() {
 }
 
 #[test]
+fn the_outline_of_workflow_yaml_has_every_top_level_key() {
+    // issue 16: not only states, triggers and transitions.
+    let text = "title: Shop\ninstructions: Help.\ntools:\n  allow_always: [read_file]\ntests:\n  maxConcurrency: 1\nstates:\n  a:\n    title: A\n    triggers: { manual: }\n    transitions:\n      - to: b\n  b: {}\nsettings:\n  prompt_cache: { enabled: true }\n";
+    fn render(out: &mut String, syms: &[Symbol], depth: usize) {
+        for s in syms {
+            out.push_str(&format!(
+                "{}{} [{}]\n",
+                "  ".repeat(depth),
+                s.name,
+                s.detail.as_deref().unwrap_or("")
+            ));
+            render(out, &s.children, depth + 1);
+        }
+    }
+    let mut out = String::new();
+    render(
+        &mut out,
+        &outline(&Own::new(text).doc(&MemFiles::new(), "workflows/w/workflow.yaml", text)),
+        0,
+    );
+    expect![[r#"
+        title [Shop]
+        instructions [Help.]
+        tools []
+          allow_always []
+        tests []
+          maxConcurrency [1]
+        states []
+          a [A]
+            manual [trigger]
+            → b [transition]
+          b []
+        settings []
+          prompt_cache []
+    "#]]
+    .assert_eq(&out);
+    // A case's outline is its steps, as before.
+    let case = "title: T\nsteps:\n  - send: hi\n";
+    assert_eq!(
+        outline(&Own::new(case).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", case)).len(),
+        2
+    );
+}
+
+#[track_caller]
+fn check_highlights(src: &str, want: Expect) {
+    let fx = fixture(&with_wf(src));
+    let (path, text, off) = fx.cursor_file();
+    let got: Vec<String> = document_highlights(&Own::new(text).doc(&fx.files, path, text), off)
+        .iter()
+        .map(|h| {
+            let line = text[..h.range.start as usize].matches('\n').count();
+            format!(
+                "{line}:{} {}",
+                &text[h.range.as_usize()],
+                if h.write { "write" } else { "read" }
+            )
+        })
+        .collect();
+    want.assert_eq(&got.join("\n"));
+}
+
+#[test]
+fn document_highlight_of_states_and_triggers() {
+    // In workflow.yaml: the state's key is the write, its `to:` uses are reads.
+    check_highlights(
+        "#- workflows/w/workflow.yaml\nstates:\n  a:\n    title: A\n    transitions:\n      - to: b$0\n  b:\n    title: B\n    transitions:\n      - to: b\n    on_error: a\n",
+        expect![[r#"
+            4:b read
+            5:b write
+            8:b read"#]],
+    );
+    check_highlights(
+        "#- workflows/w/workflow.yaml\nstates:\n  a:\n    triggers:\n      go$0:\n    transitions:\n      - to: a\n",
+        expect!["3:go write"],
+    );
+    // In a case: every use is a read (the declaration is in another file).
+    check_highlights(
+        "#- workflows/shop/tests/a.test.yaml\ntrigger: { id: email }\nsteps:\n  - send: hi\n  - reachedState: rev$0iew\n  - decide: { to: done }\n  - parked: { state: review }\n",
+        expect![[r#"
+            3:review read
+            5:review read"#]],
+    );
+    check_highlights(
+        "#- workflows/shop/tests/a.test.yaml\ntrigger: { id: em$0ail }\nsteps:\n  - send: hi\n",
+        expect!["0:email read"],
+    );
+    // Nothing under the cursor.
+    check_highlights(
+        "#- workflows/shop/tests/a.test.yaml\ntitle: $0x\nsteps:\n  - send: hi\n",
+        expect![""],
+    );
+}
+
+#[test]
 fn folding_ranges_from_the_tree_and_from_indentation() {
     let text = "title: x\nsteps:\n  - send: hi\n  - decide:\n      to: a\n      comment: b\n";
     let got: Vec<&str> = folding_ranges(&Own::new(text).doc(

@@ -1294,6 +1294,7 @@ fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
         hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
         definition_provider: Some(lsp::OneOf::Left(true)),
         references_provider: Some(lsp::OneOf::Left(true)),
+        document_highlight_provider: Some(lsp::OneOf::Left(true)),
         rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -1607,6 +1608,30 @@ impl LanguageServer for Server {
         Ok(Some(locs))
     }
 
+    async fn document_highlight(
+        &self,
+        params: lsp::DocumentHighlightParams,
+    ) -> Result<Option<Vec<lsp::DocumentHighlight>>> {
+        let p = params.text_document_position_params;
+        let Some(ctx) = self.ctx(&p.text_document.uri) else {
+            return Ok(None);
+        };
+        let out = guard("documentHighlight", || {
+            ide::document_highlights(&ctx.doc(), ctx.offset(p.position))
+                .iter()
+                .map(|h| lsp::DocumentHighlight {
+                    range: ctx.range(h.range),
+                    kind: Some(if h.write {
+                        lsp::DocumentHighlightKind::WRITE
+                    } else {
+                        lsp::DocumentHighlightKind::READ
+                    }),
+                })
+                .collect::<Vec<_>>()
+        })?;
+        Ok(Some(out))
+    }
+
     async fn prepare_rename(
         &self,
         params: lsp::TextDocumentPositionParams,
@@ -1687,7 +1712,7 @@ impl LanguageServer for Server {
             return Ok(None);
         };
         guard("documentSymbol", || {
-            let symbols = ide::document_symbols(&ctx.doc());
+            let symbols = ide::outline(&ctx.doc());
             if ctx.s.hierarchical_symbols {
                 Some(lsp::DocumentSymbolResponse::Nested(
                     symbols
