@@ -25,6 +25,9 @@
 --                            refresh, so the server pushes the verdict instead)                  (on)
 --     EXPECT_COMPLETION_EDITS  "on": a completion item's textEdit applied by Neovim keeps `&anchor` before the
 --                            word and inserts the space after a bare `reachedState:`             (on)
+--     EXPECT_OUTLINE         "on": the outline of workflow.yaml (documentSymbol) has every top-level key (title,
+--                            states, …) and the states under `states`; document highlight on a state's key marks
+--                            its key Write (3) and its `to:` uses Read (2)                          (on)
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
 -- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
 local env = vim.env
@@ -54,6 +57,7 @@ local X = {
   closed_diag = expect('EXPECT_CLOSED_DIAG', 'general-question'),
   run_refresh = expect('EXPECT_RUN_REFRESH', 'on'),
   completion_edits = expect('EXPECT_COMPLETION_EDITS', 'on'),
+  outline = expect('EXPECT_OUTLINE', 'on'),
 }
 
 local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
@@ -258,6 +262,33 @@ local function main()
     else
       check('key_after_block_scalar', false, 'no `  clarify:` line in workflow.yaml')
     end
+  end
+
+  -- 3d. the outline of workflow.yaml has every top-level key; document highlight of a state (issue 16)
+  if wclient and X.outline then
+    local syms, serr = request(wf, wclient, 'textDocument/documentSymbol', { textDocument = vim.lsp.util.make_text_document_params(wf) })
+    local top, states = {}, {}
+    for _, s in ipairs(syms or {}) do
+      table.insert(top, s.name)
+      if s.name == 'states' then
+        for _, c in ipairs(s.children or {}) do table.insert(states, c.name) end
+      end
+    end
+    check('outline', vim.tbl_contains(top, 'title') and vim.tbl_contains(top, 'states') and #top > 2
+      and vim.tbl_contains(states, 'clarify'), { top = top, states = states, err = serr })
+    local line = find_line(wf, '^  clarify:$')
+    local hl, herr = line and request(wf, wclient, 'textDocument/documentHighlight', pos_params(wf, wclient, line, 3))
+    local kinds = {}
+    for _, h in ipairs(hl or {}) do table.insert(kinds, string.format('%d:%d', h.range.start.line, h.kind or 1)) end
+    local write_on_key, reads = false, 0
+    for _, h in ipairs(hl or {}) do
+      if h.kind == 3 and h.range.start.line == line then write_on_key = true end
+      if h.kind == 2 then reads = reads + 1 end
+    end
+    check('document_highlight', write_on_key and reads > 0, { highlights = kinds, err = herr })
+  else
+    skip('outline')
+    skip('document_highlight')
   end
 
   -- 4. never attaches to unrelated YAML, inside or outside workflows/

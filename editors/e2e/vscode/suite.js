@@ -7,7 +7,8 @@
 // EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips);
 // EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks);
 // EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
-// `reachedState:` ("-" skips).
+// `reachedState:` ("-" skips); EXPECT_OUTLINE: "on" checks workflow.yaml's outline (every top-level key) and the
+// document highlight of a state ("-" skips).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
@@ -32,6 +33,7 @@ const X = {
   graph: expect('EXPECT_GRAPH', 'refund-request'),
   closedDiag: expect('EXPECT_CLOSED_DIAG', 'general-question'),
   completionEdits: expect('EXPECT_COMPLETION_EDITS', 'on'),
+  outline: expect('EXPECT_OUTLINE', 'on'),
 };
 const EXT_ID = 'wfx.wfx-lsp';
 const labelText = (l) => (typeof l === 'string' ? l : Array.isArray(l) ? l.map((p) => p.value).join('') : l.label);
@@ -155,6 +157,36 @@ exports.run = async function run() {
       return during;
     });
   } else skip('workspace_diagnostics');
+
+  // issue 16: the outline of workflow.yaml has every top-level key; document highlight of a state
+  if (X.outline !== null) {
+    await check('outline', async () => {
+      let top = [];
+      let states = [];
+      await waitFor(async () => {
+        const syms = (await vscode.commands.executeCommand('vscode.executeDocumentSymbolProvider', wf.uri)) || [];
+        top = syms.map((s) => s.name);
+        const st = syms.find((s) => s.name === 'states');
+        states = st ? st.children.map((c) => c.name) : [];
+        return top.includes('title') && states.includes('clarify');
+      }, 10000, 300);
+      assert.ok(top.includes('title') && top.includes('states') && top.length > 2, `top-level symbols: ${JSON.stringify(top)}`);
+      assert.ok(states.includes('clarify'), `states: ${JSON.stringify(states)}`);
+      return top;
+    });
+    await check('document_highlight', async () => {
+      const line = wf.getText().split('\n').findIndex((l) => /^  clarify:$/.test(l));
+      assert.ok(line >= 0, 'no `  clarify:` line');
+      const hl = (await vscode.commands.executeCommand('vscode.executeDocumentHighlights', wf.uri, new vscode.Position(line, 3))) || [];
+      const shown = hl.map((h) => `${h.range.start.line}:${h.kind}`);
+      assert.ok(hl.some((h) => h.kind === vscode.DocumentHighlightKind.Write && h.range.start.line === line), `no Write on the key: ${shown}`);
+      assert.ok(hl.some((h) => h.kind === vscode.DocumentHighlightKind.Read), `no Read use: ${shown}`);
+      return shown;
+    });
+  } else {
+    skip('outline');
+    skip('document_highlight');
+  }
 
   const caseDoc = await open('workflows/order-lookup/tests/refund-approved.test.yaml');
   if (X.lens !== null) {
