@@ -314,10 +314,7 @@ fn the_markdown_report_says_why_each_case_failed() {
         let rest = &failures[start + head.len()..];
         let block = &rest[..rest.find("\n**").unwrap_or(rest.len())];
         assert!(block.contains("\nWhy:\n"), "{id}: no why in\n{block}");
-        let line = format!(
-            "- step 1 · in {} · ",
-            wfx_runner::report::md(state)
-        );
+        let line = format!("- step 1 · in {} · ", wfx_runner::report::md(state));
         assert!(block.contains(&line), "{id}: no `{line}` in\n{block}");
         assert!(
             block.contains(&wfx_runner::report::md(reason)),
@@ -325,6 +322,9 @@ fn the_markdown_report_says_why_each_case_failed() {
         );
         // No blank state names in the flow.
         assert!(block.contains("State flow: "), "{id}:\n{block}");
-        assert!(!block.contains("→  ") && !block.contains(" ·  "), "{id}:\n{block}");
+        assert!(
+            !block.contains("→  ") && !block.contains(" ·  "),
+            "{id}:\n{block}"
+        );
     }
 }
