@@ -5,6 +5,7 @@
 //! [`diagnostics::Diagnostic`]s; every caller (CLI, server, runner, tests) uses them, so the
 //! editor and CI cannot disagree. Rules cite the FORMAT.md section they enforce.
 
+pub mod cassette;
 pub mod check;
 pub mod coverage;
 pub mod diagnostics;

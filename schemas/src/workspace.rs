@@ -101,6 +101,17 @@ pub fn agent_script_path(case_path: &str) -> String {
     format!("{stem}.agent.yaml")
 }
 
+/// The cassette beside a case: `x.test.yaml` (or `.test.yml`) → `x.cassette.json`
+/// (docs/cassettes.md). The name does not end in `.test.yaml`, so the reference's discovery
+/// (`**/*.test.yaml`) and ours ([`discover_cases`]) ignore it.
+pub fn cassette_path(case_path: &str) -> String {
+    let stem = case_path
+        .strip_suffix(".test.yaml")
+        .or_else(|| case_path.strip_suffix(".test.yml"))
+        .unwrap_or(case_path);
+    format!("{stem}.cassette.json")
+}
+
 /// Every case file of a workflow, sorted in UTF-16 order (FORMAT §C.1).
 pub fn discover_cases(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<String> {
     walk(fs, &wf.tests_dir())

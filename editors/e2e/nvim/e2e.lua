@@ -19,6 +19,7 @@
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
 --                            expect more inlay hints on its step lines afterwards (per-step results), then
 --                            the verdict lens's wfx.showTranscript answers the run's transcript   (on)
+<<<<<<< HEAD
 --     EXPECT_RUN_REFRESH     "on": after that run, with no request from the test, Neovim's own inlay-hint cache
 --                            holds the per-step marks (the server's workspace/inlayHint/refresh) and the verdict
 --                            arrives as a `wfx-run` diagnostic "last run: …" (Neovim announces no code lens
@@ -28,6 +29,10 @@
 --     EXPECT_OUTLINE         "on": the outline of workflow.yaml (documentSymbol) has every top-level key (title,
 --                            states, …) and the states under `states`; document highlight on a state's key marks
 --                            its key Write (3) and its `to:` uses Read (2)                          (on)
+=======
+--     EXPECT_EVIDENCE        "on": run each failing case of workflows/pay (one per refusal class, issue 16)
+--                            through wfx.runCase and expect the hover on its failed step to name the reason (on)
+>>>>>>> main
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
 -- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
 local env = vim.env
@@ -55,9 +60,22 @@ local X = {
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   run = expect('EXPECT_RUN', 'on'),
   closed_diag = expect('EXPECT_CLOSED_DIAG', 'general-question'),
+<<<<<<< HEAD
   run_refresh = expect('EXPECT_RUN_REFRESH', 'on'),
   completion_edits = expect('EXPECT_COMPLETION_EDITS', 'on'),
   outline = expect('EXPECT_OUTLINE', 'on'),
+=======
+  evidence = expect('EXPECT_EVIDENCE', 'on'),
+}
+-- issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
+local EVIDENCE = {
+  { 'hook-veto', 'Payments over 1000 EUR need a second approver' },
+  { 'governance', 'Blocked by governance' },
+  { 'failed-tool', 'no such file or folder' },
+  { 'unmocked', 'is not available in the simulator' },
+  { 'signature', 'the run finished without its returns' },
+  { 'no-edge', 'is not a transition of state' },
+>>>>>>> main
 }
 
 local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
@@ -447,6 +465,39 @@ local function main()
     skip('run_step_hints')
     skip('run_transcript')
   end
+
+  -- 5c. the evidence of a run (issue 16): for each refusal class, run its case through wfx.runCase, then the hover
+  -- on the failed step (the case's last) names the reason
+  if X.run and X.evidence then
+    local got, all = {}, true
+    for _, e in ipairs(EVIDENCE) do
+      local id, reason = e[1], e[2]
+      local buf = open('workflows/pay/tests/' .. id .. '.test.yaml')
+      local c = client_of(buf) or client
+      local line, col
+      for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+        local at = l:find('^%s*%- ')
+        if at then line, col = i - 1, l:find('-', 1, true) + 2 end
+      end
+      local value, err = '', nil
+      if line then
+        local resp
+        resp, err = vim.lsp.buf_request_sync(buf, 'workspace/executeCommand',
+          { command = 'wfx.runCase', arguments = { vim.uri_from_bufnr(buf) } }, math.max(T, 30000))
+        local r = resp and resp[c.id]
+        err = err or (r and r.err)
+        vim.wait(math.max(T, 30000), function()
+          local res = request(buf, c, 'textDocument/hover', pos_params(buf, c, line, col))
+          value = res and res.contents and (res.contents.value or vim.json.encode(res.contents)) or ''
+          return value:find(reason, 1, true) ~= nil
+        end, 200)
+      end
+      local ok = value:find(reason, 1, true) ~= nil
+      all = all and ok
+      got[id] = ok and 'shown' or { err = err and tostring(err.message or err), hover = value:sub(1, 300) }
+    end
+    check('evidence_hover', all, got)
+  else skip('evidence_hover') end
 
   -- 6. completion while typing: edit a case buffer, then ask at the end of the edited line
   local trig = open('workflows/order-lookup/tests/triggered-report.test.yaml')

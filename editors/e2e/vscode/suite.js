@@ -5,7 +5,9 @@
 // EXPECT_* as in nvim/e2e.lua ("-" skips), plus EXPECT_RUN: "-" skips the verdict checks of the Test Explorer
 // run (discovery and "every case got an outcome" are still checked), the run-case command and the hints after it;
 // EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips);
-// EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks);
+// EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks).
+// EXPECT_EVIDENCE: "on" runs each failing case of workflows/pay (runner/tests/fixtures/evidence, one per refusal
+// class) from the editor and expects the hover on its failed step to name the reason ("-" skips; issue 16).
 // EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
 // `reachedState:` ("-" skips); EXPECT_OUTLINE: "on" checks workflow.yaml's outline (every top-level key) and the
 // document highlight of a state ("-" skips).
@@ -32,9 +34,20 @@ const X = {
   run: expect('EXPECT_RUN', 'on'),
   graph: expect('EXPECT_GRAPH', 'refund-request'),
   closedDiag: expect('EXPECT_CLOSED_DIAG', 'general-question'),
+  evidence: expect('EXPECT_EVIDENCE', 'on'),
   completionEdits: expect('EXPECT_COMPLETION_EDITS', 'on'),
   outline: expect('EXPECT_OUTLINE', 'on'),
 };
+// issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
+const EVIDENCE = [
+  ['hook-veto', 'Payments over 1000 EUR need a second approver'],
+  ['governance', 'Blocked by governance'],
+  ['failed-tool', 'no such file or folder'],
+  ['unmocked', 'is not available in the simulator'],
+  ['signature', 'the run finished without its returns'],
+  ['no-edge', 'is not a transition of state'],
+];
+const hoverText = (hovers) => (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
 const EXT_ID = 'wfx.wfx-lsp';
 const labelText = (l) => (typeof l === 'string' ? l : Array.isArray(l) ? l.map((p) => p.value).join('') : l.label);
 
@@ -426,6 +439,32 @@ exports.run = async function run() {
       });
     }
   } else skip('run_case_command');
+
+  // issue 16: for each refusal class, a run from the editor, then the hover on the failed step (the case's last)
+  // shows the reason
+  if (X.run !== null && X.evidence !== null) {
+    await check('evidence_hover', async () => {
+      const got = {};
+      for (const [id, reason] of EVIDENCE) {
+        const doc = await open(`workflows/pay/tests/${id}.test.yaml`);
+        const lines = doc.getText().split('\n');
+        let line = -1;
+        lines.forEach((l, i) => { if (/^\s*- /.test(l)) line = i; });
+        assert.ok(line >= 0, `${id}: no step line`);
+        const pos = new vscode.Position(line, lines[line].indexOf('-') + 3);
+        await vscode.commands.executeCommand('wfx.runCase', doc.uri.toString());
+        let text = '';
+        const shown = await waitFor(async () => {
+          text = hoverText(await vscode.commands.executeCommand('vscode.executeHoverProvider', doc.uri, pos));
+          return text.includes(reason);
+        }, 30000, 200);
+        got[id] = shown ? 'shown' : `missing; hover: ${text.slice(0, 300)}`;
+      }
+      const missing = Object.entries(got).filter(([, v]) => v !== 'shown');
+      assert.ok(missing.length === 0, JSON.stringify(missing));
+      return got;
+    });
+  } else skip('evidence_hover');
 
   await check('restart_after_crash', async () => {
     // kill the server; the error handler restarts it after a 1 s backoff and the diagnostics come back

@@ -1,0 +1,939 @@
+//! The cassette file format (issue 15, item 1; docs/cassettes.md): one reviewable JSON file
+//! per case, `tests/<case>.cassette.json` beside the case, holding the model calls of a
+//! live run at the chat level so a later run can replay them with no network and no key.
+//!
+//! This module is the format only: the serde types ([`Cassette`] and its parts, every
+//! object `deny_unknown_fields`), [`parse`] (size bound, version check, structural
+//! validation, errors with a byte offset), [`load`] through [`FileAccess`], [`to_json`]
+//! (pretty, stable key order, secrets redacted), the path rule ([`cassette_path`]), the
+//! key redaction ([`Secrets`]) and a detector of key-shaped strings ([`key_shaped`]) that
+//! `check` and the recorder call for warnings. Recording, replay and the atomic write live
+//! in the runner (`wfx_runner::cassette`).
+//!
+//! Must not: touch the environment, the clock or the disk (callers pass environment
+//! variables and write the bytes), or keep anything that is not in the file (headers, the
+//! key, the endpoint's path or query are never part of these types).
+//!
+//! serde derives sit here, unlike the YAML models (STYLE §8), because a cassette *is* a
+//! serialised file: the types are the format.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::files::{FileAccess, FileError};
+pub use crate::workspace::cassette_path;
+
+/// The one version this build reads and writes (`"version": 1`). Any other is refused by
+/// [`parse`] with [`CassetteErrorKind::Version`].
+pub const VERSION: u64 = 1;
+
+/// A cassette larger than this (bytes) is refused by [`parse`] rather than parsed
+/// ("bounded work"). 16 MiB: a long live case is well under 1 MiB.
+pub const MAX_BYTES: usize = 16 * 1024 * 1024;
+
+/// At most this many interactions per cassette (more is a [`CassetteErrorKind::Invalid`]).
+pub const MAX_INTERACTIONS: usize = 10_000;
+
+/// The redaction placeholder of an environment variable's value: `<ENV:NAME>`.
+pub fn placeholder(name: &str) -> String {
+    format!("<ENV:{name}>")
+}
+
+/// One cassette: what a live run of one case said to the model and what it answered.
+///
+/// JSON keys are camelCase, in the order of the fields; unknown keys are an error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Cassette {
+    /// The format version, [`VERSION`].
+    pub version: u64,
+    /// The tool that wrote it, `wfx-lsp <version>`.
+    pub recorded_with: String,
+    /// When the recording started, RFC 3339 in UTC (`2026-12-03T08:52:53Z`).
+    pub recorded_at: String,
+    /// The runner's clock during the recording; a replay runs on the same clock, so trail
+    /// timestamps, `parkedAt`, the prompt's clock line and `archmax_wait` deadlines are
+    /// byte-identical.
+    pub clock: RecordedClock,
+    /// The model id of the recording (`ARCHMAX_MODEL`; a state may still name another, each
+    /// request keeps its own).
+    pub model: String,
+    /// The endpoint reduced to its host (`openrouter.ai`, `127.0.0.1:8080`): no scheme,
+    /// path, query or credentials.
+    pub endpoint: String,
+    /// The case id (its path below `tests/` without `.test.yaml`).
+    pub case: String,
+    /// Digests of the inputs at recording time, for "stale" hints only (never for matching).
+    pub inputs: InputDigests,
+    /// System prompts by id (`p0`, `p1`, … in order of first use), each stored once.
+    #[serde(default)]
+    pub prompts: IndexMap<String, String>,
+    /// Offered tool declarations by id (`t0`, `t1`, …), each set stored once.
+    #[serde(default)]
+    pub toolsets: IndexMap<String, Vec<RecordedTool>>,
+    /// The model calls in the order they were made (agent, judge and rubric alike).
+    pub interactions: Vec<Interaction>,
+}
+
+/// The deterministic clock a recording ran on: the first read returns `startMs`, each
+/// later read `stepMs` more (the runner's `FixedClock`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedClock {
+    /// Epoch milliseconds of the first read.
+    pub start_ms: u64,
+    /// Milliseconds added per read.
+    pub step_ms: u64,
+    /// The time zone the prompt's clock line is rendered in (`UTC`: the only one today).
+    pub zone: String,
+}
+
+/// Digests (`fnv1a64:<16 hex>`, see [`digest`]) of the case and `workflow.yaml` texts when
+/// the cassette was recorded. A different digest now means the cassette may be stale.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InputDigests {
+    /// The case document's text.
+    pub case: String,
+    /// The workflow's `workflow.yaml` text.
+    pub workflow: String,
+}
+
+/// Who made a model call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InteractionRole {
+    /// The live agent.
+    Agent,
+    /// The `grade` judge.
+    Judge,
+    /// A rubric hook.
+    Rubric,
+}
+
+/// One model call: its context in the case, the request at the chat level and the answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Interaction {
+    /// Position in [`Cassette::interactions`], from 0.
+    pub seq: u64,
+    /// Who called.
+    pub role: InteractionRole,
+    /// The driven model run of the case, from 0 (one per `send`, `decide`, `deliver`).
+    pub run: u64,
+    /// The model call within that run, from 0.
+    pub call: u64,
+    /// The case step that drove it, 1-based as people read it (`None` outside a step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// The workflow state the run was in (`None` for a judge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// What was asked.
+    pub request: RecordedRequest,
+    /// What the model answered.
+    pub response: RecordedResponse,
+}
+
+/// A request at the chat level: never headers, never the key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedRequest {
+    /// The model id asked.
+    pub model: String,
+    /// Sampling temperature, when one was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Completion token cap, when one was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// The system prompt: a key of [`Cassette::prompts`] (`None`: the request had none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// The offered tool names, in the order offered (empty: none, a reply-only call).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Their declarations: a key of [`Cassette::toolsets`] (`None` when none were offered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolset: Option<String>,
+    /// Index (among the request's messages after the system prompt) of the first message
+    /// stored in [`Self::messages`]: the ones before it are the previous call's of the same
+    /// role and run, plus that call's answer.
+    pub messages_from: u64,
+    /// The messages new since the previous call of the same role and run.
+    pub messages: Vec<RecordedMessage>,
+}
+
+/// Who wrote a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageRole {
+    /// The system prompt (never stored among the messages; see [`RecordedRequest::system`]).
+    System,
+    /// A person, or the case's `send`.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedMessage {
+    /// The author.
+    pub role: MessageRole,
+    /// The text (`None` for an assistant message that only calls tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// An assistant message's tool calls, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<RecordedToolCall>,
+    /// A tool result's call id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// One tool call, arguments parsed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedToolCall {
+    /// The provider's call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments as JSON (`null` when the model sent text that is not JSON; then
+    /// [`Self::raw_arguments`] holds it).
+    pub arguments: Value,
+    /// Arguments that were not JSON, verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_arguments: Option<String>,
+}
+
+/// One offered tool's declaration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedTool {
+    /// Wire name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+/// The model's answer.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedResponse {
+    /// The assistant text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Its tool calls, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<RecordedToolCall>,
+    /// `stop`, `tool_calls`, `length`, … as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// The model id the endpoint said answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Token counts, when the endpoint reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<RecordedUsage>,
+}
+
+/// Token counts of one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordedUsage {
+    /// Prompt (input) tokens.
+    pub prompt_tokens: u64,
+    /// Completion (output) tokens.
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+impl Cassette {
+    /// The sum of the recorded token counts.
+    pub fn total_usage(&self) -> RecordedUsage {
+        let mut t = RecordedUsage::default();
+        for u in self.interactions.iter().filter_map(|i| i.response.usage) {
+            t.prompt_tokens = t.prompt_tokens.saturating_add(u.prompt_tokens);
+            t.completion_tokens = t.completion_tokens.saturating_add(u.completion_tokens);
+            t.cached_tokens = t.cached_tokens.saturating_add(u.cached_tokens);
+        }
+        t
+    }
+}
+
+/// What is wrong with a cassette's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CassetteErrorKind {
+    /// Larger than [`MAX_BYTES`].
+    TooLarge,
+    /// Not JSON, or JSON that is not the format (a wrong type, a missing or unknown key).
+    Syntax,
+    /// A `version` other than [`VERSION`] (the value it has, `None` when absent or not a
+    /// number).
+    Version(Option<u64>),
+    /// Well-formed but inconsistent: `seq` out of order, a `system`/`toolset` id that is not
+    /// declared, more than [`MAX_INTERACTIONS`] interactions.
+    Invalid,
+}
+
+/// Why a cassette cannot be used: the kind, a message in our words and, when known, the
+/// byte offset into the text it applies to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CassetteError {
+    /// The kind.
+    pub kind: CassetteErrorKind,
+    /// The message (lower case, no final period).
+    pub message: String,
+    /// Byte offset into the text, when the error has a position.
+    pub offset: Option<usize>,
+}
+
+impl std::fmt::Display for CassetteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn err(kind: CassetteErrorKind, message: impl Into<String>) -> CassetteError {
+    CassetteError {
+        kind,
+        message: message.into(),
+        offset: None,
+    }
+}
+
+/// The byte offset of serde_json's 1-based line and column (a column counts bytes; it
+/// names the byte the error was found at).
+fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
+    if line == 0 {
+        return None;
+    }
+    let mut start = 0usize;
+    for _ in 1..line {
+        start += text.get(start..)?.find('\n')? + 1;
+    }
+    Some((start + column.saturating_sub(1)).min(text.len()))
+}
+
+/// Parses and validates a cassette.
+///
+/// Order: the size ([`MAX_BYTES`], `TooLarge`), JSON syntax (`Syntax`), the `version`
+/// (`Version`, checked before the other keys so a newer file says so rather than listing
+/// unknown keys), the shape with unknown keys refused (`Syntax`), then consistency
+/// (`Invalid`: `seq` equal to the position, declared `system`/`toolset` ids, at most
+/// [`MAX_INTERACTIONS`]). Source: docs/cassettes.md.
+pub fn parse(text: &str) -> Result<Cassette, CassetteError> {
+    if text.len() > MAX_BYTES {
+        return Err(err(
+            CassetteErrorKind::TooLarge,
+            format!(
+                "the cassette is {} bytes, over the {} MiB limit",
+                text.len(),
+                MAX_BYTES / (1024 * 1024)
+            ),
+        ));
+    }
+    let syntax = |e: serde_json::Error| CassetteError {
+        kind: CassetteErrorKind::Syntax,
+        message: format!("not a cassette: {e}"),
+        offset: offset_of(text, e.line(), e.column()),
+    };
+    let value: Value = serde_json::from_str(text).map_err(syntax)?;
+    let version = value.get("version").and_then(Value::as_u64);
+    if version != Some(VERSION) {
+        let message = match version {
+            Some(v) => format!(
+                "cassette version {v} is not supported: this wfx-lsp reads version {VERSION}; re-record with `--live --record all`"
+            ),
+            None => format!("the cassette has no numeric `version` (expected {VERSION})"),
+        };
+        return Err(err(CassetteErrorKind::Version(version), message));
+    }
+    // Parse the text again (not the value) so errors keep their position.
+    let c: Cassette = serde_json::from_str(text).map_err(syntax)?;
+    validate(&c)?;
+    Ok(c)
+}
+
+fn validate(c: &Cassette) -> Result<(), CassetteError> {
+    if c.interactions.len() > MAX_INTERACTIONS {
+        return Err(err(
+            CassetteErrorKind::Invalid,
+            format!(
+                "{} interactions, over the limit of {MAX_INTERACTIONS}",
+                c.interactions.len()
+            ),
+        ));
+    }
+    for (i, it) in c.interactions.iter().enumerate() {
+        if it.seq != i as u64 {
+            return Err(err(
+                CassetteErrorKind::Invalid,
+                format!("interaction {i} has `seq` {} (expected {i})", it.seq),
+            ));
+        }
+        if let Some(p) = &it.request.system
+            && !c.prompts.contains_key(p)
+        {
+            return Err(err(
+                CassetteErrorKind::Invalid,
+                format!("interaction {i}: `system` names `{p}`, which `prompts` does not hold"),
+            ));
+        }
+        if let Some(t) = &it.request.toolset
+            && !c.toolsets.contains_key(t)
+        {
+            return Err(err(
+                CassetteErrorKind::Invalid,
+                format!("interaction {i}: `toolset` names `{t}`, which `toolsets` does not hold"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads and parses the cassette at `path` (workspace-relative) through `fs`.
+/// `Ok(None)` when there is no such file; a read failure (a link leaving the workspace, a
+/// file over the file layer's bound) is `Err` with kind `Syntax` and the file layer's
+/// reason; see [`parse`] for the rest.
+pub fn load(fs: &dyn FileAccess, path: &str) -> Result<Option<Cassette>, CassetteError> {
+    match fs.read_text(path) {
+        Ok(text) => parse(&text).map(Some),
+        Err(FileError::NotFound) => Ok(None),
+        Err(e) => Err(err(
+            CassetteErrorKind::Syntax,
+            format!("cannot read `{path}`: {e}"),
+        )),
+    }
+}
+
+/// The cassette as its file text: pretty-printed JSON (two-space indent, keys in field
+/// order, a final newline) with every value of `secrets` replaced by its placeholder.
+/// Returns the text and the number of replacements made.
+pub fn to_json(c: &Cassette, secrets: &Secrets) -> (String, usize) {
+    let mut value = serde_json::to_value(c).unwrap_or(Value::Null);
+    let n = secrets.redact_value(&mut value);
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    (text, n)
+}
+
+/// True when the file name makes it a cassette (`*.cassette.json`).
+pub fn is_cassette_name(path: &str) -> bool {
+    path.ends_with(".cassette.json")
+}
+
+/// The 64-bit FNV-1a digest of `text`'s bytes as `fnv1a64:<16 lower-case hex digits>`:
+/// a cheap change detector for [`InputDigests`], not a cryptographic hash.
+pub fn digest(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("fnv1a64:{h:016x}")
+}
+
+/// Values that must never reach a cassette, each with the name of its environment variable.
+///
+/// Built from the environment by the caller ([`Secrets::from_env`]): `ARCHMAX_API_KEY`'s
+/// value whatever its length, and the value of every variable whose name contains `KEY`,
+/// `TOKEN`, `SECRET`, `PASSWORD` or `CREDENTIAL` (any case) and is at least
+/// [`Secrets::MIN_LEN`] characters long (shorter values, `1` or `true`, would redact
+/// ordinary text). Source: design doc §5.5, STYLE §10.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Secrets {
+    /// (name, value), longest value first, so a value containing another is replaced whole.
+    values: Vec<(String, String)>,
+}
+
+impl Secrets {
+    /// The shortest value of a key-like variable that is redacted, in characters.
+    pub const MIN_LEN: usize = 8;
+
+    /// True when `name` looks like it holds a secret (see the type's docs).
+    pub fn is_secret_name(name: &str) -> bool {
+        let up = name.to_ascii_uppercase();
+        up == "ARCHMAX_API_KEY"
+            || ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+                .iter()
+                .any(|w| up.contains(w))
+    }
+
+    /// The secrets among `vars` (name, value pairs, e.g. `std::env::vars()` plus the
+    /// workspace's `.env`).
+    pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut s = Self::default();
+        for (name, value) in vars {
+            let keep = if name == "ARCHMAX_API_KEY" {
+                !value.is_empty()
+            } else {
+                Self::is_secret_name(&name) && value.chars().count() >= Self::MIN_LEN
+            };
+            if keep {
+                s.add(name, value);
+            }
+        }
+        s
+    }
+
+    /// Adds one secret (an empty value is ignored).
+    pub fn add(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        let (name, value) = (name.into(), value.into());
+        if value.is_empty() || self.values.iter().any(|(_, v)| *v == value) {
+            return;
+        }
+        self.values.push((name, value));
+        self.values
+            .sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    }
+
+    /// True when there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// `text` with every secret value replaced by its placeholder, and the count replaced.
+    pub fn redact(&self, text: &str) -> (String, usize) {
+        let mut out = text.to_owned();
+        let mut n = 0;
+        for (name, value) in &self.values {
+            let k = out.matches(value.as_str()).count();
+            if k > 0 {
+                out = out.replace(value.as_str(), &placeholder(name));
+                n += k;
+            }
+        }
+        (out, n)
+    }
+
+    /// Redacts every string of a JSON value, object keys included, in place; returns the
+    /// count replaced. Iterative (a work list), so depth costs no stack.
+    pub fn redact_value(&self, v: &mut Value) -> usize {
+        if self.values.is_empty() {
+            return 0;
+        }
+        let mut n = 0;
+        let mut work: Vec<&mut Value> = vec![v];
+        while let Some(v) = work.pop() {
+            match v {
+                Value::String(s) => {
+                    let (r, k) = self.redact(s);
+                    if k > 0 {
+                        *s = r;
+                        n += k;
+                    }
+                }
+                Value::Array(a) => work.extend(a.iter_mut()),
+                Value::Object(o) => {
+                    let keys: Vec<String> = o.keys().cloned().collect();
+                    if keys.iter().any(|k| self.redact(k).1 > 0) {
+                        let old = std::mem::take(o);
+                        for (k, val) in old {
+                            let (k2, c) = self.redact(&k);
+                            n += c;
+                            o.insert(k2, val);
+                        }
+                    }
+                    work.extend(o.values_mut());
+                }
+                _ => {}
+            }
+        }
+        n
+    }
+}
+
+/// A key-shaped string found by [`key_shaped`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyShaped {
+    /// Byte range in the scanned text.
+    pub start: usize,
+    /// End (exclusive), bytes.
+    pub end: usize,
+    /// What it looks like: `sk- key`, `bearer token`, `AWS access key id`, `GitHub token`,
+    /// `Slack token`, `high-entropy token`.
+    pub kind: &'static str,
+}
+
+/// At most this many findings are returned by [`key_shaped`].
+pub const MAX_KEY_SHAPED: usize = 100;
+
+/// Finds strings in `text` that look like credentials, for warnings (never for redaction:
+/// redaction is by value, [`Secrets`]). Shapes: `sk-…`/`sk_…` with 16+ more token
+/// characters; `Bearer ` followed by 16+; `AKIA`/`ASIA` + 16 upper-case letters or digits;
+/// `ghp_`/`gho_`/`ghs_`/`github_pat_` + 20+; `xoxb-`/`xoxp-`/`xoxa-` + 10+; and any other
+/// run of 32+ token characters (`A-Z a-z 0-9 - _ + / =`) mixing upper case, lower case and
+/// digits with at least 4 bits of entropy per character. Placeholders (`<ENV:…>`) and
+/// lower-case hex digests do not match. Linear in the text; at most [`MAX_KEY_SHAPED`]
+/// findings.
+pub fn key_shaped(text: &str) -> Vec<KeyShaped> {
+    let bytes = text.as_bytes();
+    let is_tok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'+' | b'/' | b'=');
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    while i < bytes.len() && out.len() < MAX_KEY_SHAPED {
+        if !bytes.get(i).copied().is_some_and(is_tok) {
+            // `Bearer <token>`: the word, one space, then a run.
+            if text.get(i..).is_some_and(|r| r.starts_with(' '))
+                && i >= 6
+                && text
+                    .get(i - 6..i)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("bearer"))
+                && (i < 7 || !bytes.get(i - 7).copied().is_some_and(is_tok))
+            {
+                let run_end = run_end(bytes, i + 1, is_tok);
+                if run_end - (i + 1) >= 16 {
+                    out.push(KeyShaped {
+                        start: i - 6,
+                        end: run_end,
+                        kind: "bearer token",
+                    });
+                    i = run_end;
+                    continue;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let end = run_end(bytes, i, is_tok);
+        let run = text.get(i..end).unwrap_or("");
+        if let Some(kind) = classify_run(run) {
+            out.push(KeyShaped {
+                start: i,
+                end,
+                kind,
+            });
+        }
+        i = end;
+    }
+    out
+}
+
+fn run_end(bytes: &[u8], from: usize, is_tok: impl Fn(u8) -> bool) -> usize {
+    let mut j = from;
+    while bytes.get(j).copied().is_some_and(&is_tok) {
+        j += 1;
+    }
+    j
+}
+
+fn classify_run(run: &str) -> Option<&'static str> {
+    let after = |p: &str| run.strip_prefix(p).map_or(0, str::len);
+    if after("sk-") >= 16 || after("sk_") >= 16 {
+        return Some("sk- key");
+    }
+    if (run.starts_with("AKIA") || run.starts_with("ASIA"))
+        && run.len() >= 20
+        && run
+            .bytes()
+            .take(20)
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    {
+        return Some("AWS access key id");
+    }
+    if ["ghp_", "gho_", "ghs_", "ghu_", "github_pat_"]
+        .iter()
+        .any(|p| after(p) >= 20)
+    {
+        return Some("GitHub token");
+    }
+    if ["xoxb-", "xoxp-", "xoxa-"].iter().any(|p| after(p) >= 10) {
+        return Some("Slack token");
+    }
+    if run.len() >= 32
+        && run.bytes().any(|b| b.is_ascii_uppercase())
+        && run.bytes().any(|b| b.is_ascii_lowercase())
+        && run.bytes().any(|b| b.is_ascii_digit())
+        && entropy_bits(run) >= 4.0
+    {
+        return Some("high-entropy token");
+    }
+    None
+}
+
+/// Shannon entropy of the bytes of `s`, in bits per byte.
+fn entropy_bits(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        if let Some(c) = counts.get_mut(usize::from(b)) {
+            *c += 1;
+        }
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|c| {
+            let p = f64::from(*c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::MemFiles;
+    use serde_json::json;
+
+    fn sample() -> Cassette {
+        Cassette {
+            version: VERSION,
+            recorded_with: "wfx-lsp 0.1.0".into(),
+            recorded_at: "2026-12-03T08:52:53Z".into(),
+            clock: RecordedClock {
+                start_ms: 1_796_287_973_000,
+                step_ms: 1,
+                zone: "UTC".into(),
+            },
+            model: "m".into(),
+            endpoint: "127.0.0.1:9".into(),
+            case: "refund".into(),
+            inputs: InputDigests {
+                case: digest("a"),
+                workflow: digest("b"),
+            },
+            prompts: [("p0".to_owned(), "You are …".to_owned())]
+                .into_iter()
+                .collect(),
+            toolsets: [(
+                "t0".to_owned(),
+                vec![RecordedTool {
+                    name: "archmax_advance".into(),
+                    description: "Move".into(),
+                    parameters: json!({"type": "object"}),
+                }],
+            )]
+            .into_iter()
+            .collect(),
+            interactions: vec![Interaction {
+                seq: 0,
+                role: InteractionRole::Agent,
+                run: 0,
+                call: 0,
+                step: Some(1),
+                state: Some("intake".into()),
+                request: RecordedRequest {
+                    model: "m".into(),
+                    temperature: None,
+                    max_tokens: None,
+                    system: Some("p0".into()),
+                    tools: vec!["archmax_advance".into()],
+                    toolset: Some("t0".into()),
+                    messages_from: 0,
+                    messages: vec![RecordedMessage {
+                        role: MessageRole::User,
+                        content: Some("hi".into()),
+                        tool_calls: vec![],
+                        tool_call_id: None,
+                    }],
+                },
+                response: RecordedResponse {
+                    content: None,
+                    tool_calls: vec![RecordedToolCall {
+                        id: "c1".into(),
+                        name: "archmax_advance".into(),
+                        arguments: json!({"to": "done"}),
+                        raw_arguments: None,
+                    }],
+                    finish_reason: Some("tool_calls".into()),
+                    model: None,
+                    usage: Some(RecordedUsage {
+                        prompt_tokens: 10,
+                        completion_tokens: 2,
+                        cached_tokens: 0,
+                    }),
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn round_trip_is_exact_and_pretty() {
+        let c = sample();
+        let (text, n) = to_json(&c, &Secrets::default());
+        assert_eq!(n, 0);
+        assert!(
+            text.starts_with("{\n  \"version\": 1,\n  \"recordedWith\""),
+            "{text}"
+        );
+        assert!(text.ends_with("}\n"));
+        assert_eq!(parse(&text), Ok(c));
+        assert_eq!(sample().total_usage().prompt_tokens, 10);
+    }
+
+    #[test]
+    fn unknown_keys_and_versions_are_refused() {
+        let (text, _) = to_json(&sample(), &Secrets::default());
+        let extra = text.replacen("\"seq\": 0,", "\"seq\": 0,\n      \"sneaky\": 1,", 1);
+        let e = parse(&extra).unwrap_err();
+        assert_eq!(e.kind, CassetteErrorKind::Syntax);
+        assert!(
+            e.message.contains("unknown field `sneaky`"),
+            "{}",
+            e.message
+        );
+        let at = e.offset.unwrap();
+        assert!(extra[..=at].ends_with("\"sneaky\""), "{}", &extra[..=at]);
+
+        let v2 = text.replacen("\"version\": 1", "\"version\": 2", 1);
+        let e = parse(&v2).unwrap_err();
+        assert_eq!(e.kind, CassetteErrorKind::Version(Some(2)));
+        assert!(
+            e.message.contains("version 2 is not supported"),
+            "{}",
+            e.message
+        );
+        let none = text.replacen("\"version\": 1", "\"version\": \"1\"", 1);
+        assert_eq!(
+            parse(&none).unwrap_err().kind,
+            CassetteErrorKind::Version(None)
+        );
+
+        let e = parse("{ not json").unwrap_err();
+        assert_eq!((e.kind, e.offset), (CassetteErrorKind::Syntax, Some(2)));
+    }
+
+    #[test]
+    fn inconsistent_cassettes_are_refused() {
+        let mut c = sample();
+        c.interactions[0].seq = 3;
+        let e = parse(&to_json(&c, &Secrets::default()).0).unwrap_err();
+        assert_eq!(e.kind, CassetteErrorKind::Invalid);
+        assert!(e.message.contains("`seq` 3"), "{}", e.message);
+        let mut c = sample();
+        c.prompts.clear();
+        let e = parse(&to_json(&c, &Secrets::default()).0).unwrap_err();
+        assert!(e.message.contains("`system` names `p0`"), "{}", e.message);
+        let mut c = sample();
+        c.toolsets.clear();
+        let e = parse(&to_json(&c, &Secrets::default()).0).unwrap_err();
+        assert!(e.message.contains("`toolset` names `t0`"), "{}", e.message);
+        let big = " ".repeat(MAX_BYTES + 1);
+        assert_eq!(parse(&big).unwrap_err().kind, CassetteErrorKind::TooLarge);
+    }
+
+    #[test]
+    fn load_goes_through_the_file_layer() {
+        let mut fs = MemFiles::new();
+        assert_eq!(load(&fs, "w/tests/a.cassette.json"), Ok(None));
+        fs.insert(
+            "w/tests/a.cassette.json",
+            to_json(&sample(), &Secrets::default()).0,
+        );
+        assert_eq!(load(&fs, "w/tests/a.cassette.json"), Ok(Some(sample())));
+        fs.insert("w/tests/b.cassette.json", "[]");
+        assert!(load(&fs, "w/tests/b.cassette.json").is_err());
+    }
+
+    #[test]
+    fn the_path_rule_and_discovery() {
+        assert_eq!(
+            cassette_path("w/tests/a.test.yaml"),
+            "w/tests/a.cassette.json"
+        );
+        assert_eq!(
+            cassette_path("w/tests/s/a.test.yml"),
+            "w/tests/s/a.cassette.json"
+        );
+        assert!(is_cassette_name(&cassette_path("x.test.yaml")));
+        assert!(!crate::workspace::is_case_name(&cassette_path(
+            "x.test.yaml"
+        )));
+        let mut fs = MemFiles::new();
+        fs.insert("workflows/w/tests/a.test.yaml", "title: t\n");
+        fs.insert("workflows/w/tests/a.cassette.json", "{}");
+        let dir = crate::workspace::WorkflowDir {
+            root: String::new(),
+            slug: "w".into(),
+        };
+        assert_eq!(
+            crate::workspace::discover_cases(&fs, &dir),
+            vec!["workflows/w/tests/a.test.yaml".to_owned()]
+        );
+        assert_eq!(
+            crate::workspace::classify("workflows/w/tests/a.cassette.json"),
+            crate::workspace::FileKind::Other
+        );
+    }
+
+    #[test]
+    fn secrets_are_redacted_by_value_everywhere() {
+        let s = Secrets::from_env([
+            ("ARCHMAX_API_KEY".to_owned(), "k-123".to_owned()),
+            (
+                "GITHUB_TOKEN".to_owned(),
+                "ghp_aaaaaaaaaaaaaaaaaaaaaaaa".to_owned(),
+            ),
+            ("MY_PASSWORD".to_owned(), "short".to_owned()),
+            ("HOME".to_owned(), "/home/someone-long".to_owned()),
+            (
+                "aws_secret_access_key".to_owned(),
+                "AbCdEfGh12345678".to_owned(),
+            ),
+        ]);
+        let mut c = sample();
+        c.interactions[0].request.messages[0].content =
+            Some("key k-123 and ghp_aaaaaaaaaaaaaaaaaaaaaaaa; short; /home/someone-long".into());
+        c.interactions[0].response.tool_calls[0].arguments =
+            json!({"k-123": ["x AbCdEfGh12345678 y"]});
+        let (text, n) = to_json(&c, &s);
+        assert_eq!(n, 4);
+        for leaked in ["k-123", "ghp_aaaa", "AbCdEfGh"] {
+            assert!(!text.contains(leaked), "{leaked} in {text}");
+        }
+        for kept in [
+            "<ENV:ARCHMAX_API_KEY> and <ENV:GITHUB_TOKEN>; short; /home/someone-long",
+            "\"<ENV:ARCHMAX_API_KEY>\": [",
+            "x <ENV:aws_secret_access_key> y",
+        ] {
+            assert!(text.contains(kept), "{kept} not in {text}");
+        }
+        assert!(parse(&text).is_ok());
+    }
+
+    #[test]
+    fn key_shaped_strings() {
+        let found = |t: &str| key_shaped(t).iter().map(|k| k.kind).collect::<Vec<_>>();
+        assert_eq!(found("use sk-abcdefghijklmnop1234 now"), ["sk- key"]);
+        assert_eq!(
+            found("Authorization: Bearer abcdefghijklmnopqrst"),
+            ["bearer token"]
+        );
+        assert_eq!(found("AKIAABCDEFGHIJKLMNOP"), ["AWS access key id"]);
+        assert_eq!(found("ghp_abcdefghijklmnopqrstuvwx"), ["GitHub token"]);
+        assert_eq!(found("xoxb-1234567890-abc"), ["Slack token"]);
+        assert_eq!(
+            found("tok Zq8Lm2Rt7Xv4Np9Ks3Hd6Wc1Fb5Gy0Je"),
+            ["high-entropy token"]
+        );
+        for clean in [
+            "sk-short",
+            "<ENV:ARCHMAX_API_KEY>",
+            "fnv1a64:0123456789abcdef",
+            "0123456789abcdef0123456789abcdef0123456789abcdef",
+            "archmax_workflow_customer_support_order_lookup_tool",
+            "Bearer <ENV:ARCHMAX_API_KEY>",
+            "",
+        ] {
+            assert_eq!(found(clean), Vec::<&str>::new(), "{clean}");
+        }
+        let k = &key_shaped("x sk-abcdefghijklmnop1234")[0];
+        assert_eq!((k.start, k.end), (2, 25));
+        assert_eq!(
+            key_shaped(&"sk-abcdefghijklmnopq ".repeat(500)).len(),
+            MAX_KEY_SHAPED
+        );
+    }
+}
