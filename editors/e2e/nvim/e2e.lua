@@ -19,7 +19,6 @@
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
 --                            expect more inlay hints on its step lines afterwards (per-step results), then
 --                            the verdict lens's wfx.showTranscript answers the run's transcript   (on)
-<<<<<<< HEAD
 --     EXPECT_RUN_REFRESH     "on": after that run, with no request from the test, Neovim's own inlay-hint cache
 --                            holds the per-step marks (the server's workspace/inlayHint/refresh) and the verdict
 --                            arrives as a `wfx-run` diagnostic "last run: …" (Neovim announces no code lens
@@ -29,10 +28,8 @@
 --     EXPECT_OUTLINE         "on": the outline of workflow.yaml (documentSymbol) has every top-level key (title,
 --                            states, …) and the states under `states`; document highlight on a state's key marks
 --                            its key Write (3) and its `to:` uses Read (2)                          (on)
-=======
 --     EXPECT_EVIDENCE        "on": run each failing case of workflows/pay (one per refusal class, issue 16)
 --                            through wfx.runCase and expect the hover on its failed step to name the reason (on)
->>>>>>> main
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
 -- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
 local env = vim.env
@@ -60,11 +57,9 @@ local X = {
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   run = expect('EXPECT_RUN', 'on'),
   closed_diag = expect('EXPECT_CLOSED_DIAG', 'general-question'),
-<<<<<<< HEAD
   run_refresh = expect('EXPECT_RUN_REFRESH', 'on'),
   completion_edits = expect('EXPECT_COMPLETION_EDITS', 'on'),
   outline = expect('EXPECT_OUTLINE', 'on'),
-=======
   evidence = expect('EXPECT_EVIDENCE', 'on'),
 }
 -- issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
@@ -75,7 +70,6 @@ local EVIDENCE = {
   { 'unmocked', 'is not available in the simulator' },
   { 'signature', 'the run finished without its returns' },
   { 'no-edge', 'is not a transition of state' },
->>>>>>> main
 }
 
 local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
