@@ -187,9 +187,10 @@ fn an_oversized_workflow_is_refused_and_its_cases_say_so() {
     let got = diags(&out);
     assert_eq!(code, Some(1));
     assert!(
-        got.iter().any(|d| d.0 == "workflows/order-lookup/workflow.yaml"
-            && d.1 == "WFX008"
-            && d.2.contains("not read")),
+        got.iter()
+            .any(|d| d.0 == "workflows/order-lookup/workflow.yaml"
+                && d.1 == "WFX008"
+                && d.2.contains("not read")),
         "{got:?}"
     );
     let cases: Vec<String> = std::fs::read_dir(ws.path().join(TESTS))
@@ -219,7 +220,9 @@ fn oversized_hook_and_skill_scripts_are_refused_unread() {
     // 3 MB of a valid statement: parsing it whole is what the bound avoids.
     let body = "export default async () => ok();\n".to_owned() + &"1;\n".repeat(1_000_000);
     std::fs::write(wf.join("hooks/check-refund.js"), &body).unwrap();
-    let skill = ws.path().join("skills/order-enrichment/scripts/enrich-orders.js");
+    let skill = ws
+        .path()
+        .join("skills/order-enrichment/scripts/enrich-orders.js");
     std::fs::write(&skill, "1;\n".repeat(1_000_000)).unwrap();
     let (code, out, elapsed, peak) = check(ws.path(), "json", ".");
     let got = diags(&out);

@@ -43,7 +43,12 @@ impl FileAccess for Counting {
                 limit: max_bytes,
             });
         }
-        *self.reads.lock().unwrap().entry(path.to_owned()).or_default() += 1;
+        *self
+            .reads
+            .lock()
+            .unwrap()
+            .entry(path.to_owned())
+            .or_default() += 1;
         Ok(bytes)
     }
     fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError> {

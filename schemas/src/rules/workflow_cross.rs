@@ -399,10 +399,7 @@ impl SkillCache {
         }
         // Loaded outside the lock; two threads racing both load, one result is kept.
         let r = Arc::new(Registry::load(fs, skills_dir));
-        lock()
-            .entry(skills_dir.to_owned())
-            .or_insert(r)
-            .clone()
+        lock().entry(skills_dir.to_owned()).or_insert(r).clone()
     }
 }
 
