@@ -35,7 +35,7 @@ pub enum FileError {
 /// (`8 MiB`, `9000000 bytes`).
 pub fn human_bytes(n: u64) -> String {
     const MIB: u64 = 1024 * 1024;
-    if n >= MIB && n % MIB == 0 {
+    if n >= MIB && n.is_multiple_of(MIB) {
         format!("{} MiB", n / MIB)
     } else {
         format!("{n} bytes")
