@@ -54,7 +54,8 @@ impl AgentSource {
 /// run then fails with the reason (never a silent "no agent").
 pub fn select_agent(fs: &dyn FileAccess, case_path: &str, live: bool) -> AgentSource {
     let cassette = cassette_path(case_path);
-    if !matches!(fs.read(&cassette), Err(FileError::NotFound)) {
+    // A bound of 0 bytes: the disk layer answers from the file's size without reading it.
+    if !matches!(fs.read_max(&cassette, 0), Err(FileError::NotFound)) {
         return AgentSource::Cassette { path: cassette };
     }
     let script = agent_script_path(case_path);

@@ -404,13 +404,17 @@ fn validate(c: &Cassette) -> Result<(), CassetteError> {
 }
 
 /// Reads and parses the cassette at `path` (workspace-relative) through `fs`.
-/// `Ok(None)` when there is no such file; a read failure (a link leaving the workspace, a
-/// file over the file layer's bound) is `Err` with kind `Syntax` and the file layer's
-/// reason; see [`parse`] for the rest.
+/// `Ok(None)` when there is no such file; a file over [`MAX_BYTES`] is refused before it is
+/// read (kind `TooLarge`); another read failure (a link leaving the workspace) is `Err` with
+/// kind `Syntax` and the file layer's reason; see [`parse`] for the rest.
 pub fn load(fs: &dyn FileAccess, path: &str) -> Result<Option<Cassette>, CassetteError> {
-    match fs.read_text(path) {
+    match fs.read_text_max(path, MAX_BYTES as u64) {
         Ok(text) => parse(&text).map(Some),
         Err(FileError::NotFound) => Ok(None),
+        Err(e @ FileError::TooLarge { .. }) => Err(err(
+            CassetteErrorKind::TooLarge,
+            format!("cannot read `{path}`: {e}"),
+        )),
         Err(e) => Err(err(
             CassetteErrorKind::Syntax,
             format!("cannot read `{path}`: {e}"),
