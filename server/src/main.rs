@@ -81,6 +81,10 @@ enum Command {
         /// ARCHMAX_API_KEY, ARCHMAX_MODEL; docs/live-agent.md). Without it no model is called.
         #[arg(long)]
         live: bool,
+        /// Run every case N times (1 to 100) and report each case's pass rate; one
+        /// `history.jsonl` row per run. Meant for `--live`, where answers vary.
+        #[arg(long, value_name = "N")]
+        repeat: Option<u32>,
     },
     /// Draft `<case>.agent.yaml` for a case from a path through its workflow that
     /// satisfies its steps; refuses a case no agent can pass.
@@ -224,6 +228,7 @@ fn main() -> ExitCode {
             coverage,
             coverage_min,
             live,
+            repeat,
         }) => {
             init_logging("warn");
             let opts = wfx_runner::cli::TestOptions {
@@ -245,6 +250,7 @@ fn main() -> ExitCode {
                     |env| Box::new(wfx_lsp::live::HttpTransport::new(env)),
                 ))),
                 env: None,
+                repeat,
             };
             code(cli::run_test(
                 &opts,
