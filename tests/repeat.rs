@@ -36,7 +36,11 @@ fn alternating() -> (tempfile::TempDir, Fake, Arc<AtomicUsize>) {
     let count = n.clone();
     let fake = Fake::start(50, move |_| {
         let i = count.fetch_add(1, Ordering::SeqCst);
-        let text = if i % 2 == 0 { "hello there" } else { "goodbye" };
+        let text = if i.is_multiple_of(2) {
+            "hello there"
+        } else {
+            "goodbye"
+        };
         Reply::message(Some(text), json!([]))
     });
     (ws, fake, n)
@@ -140,8 +144,8 @@ fn an_alternating_model_passes_half_of_the_runs() {
         assert_eq!(row["round"], i + 1, "{row}");
         assert_eq!(row["rounds"], 4, "{row}");
         assert_eq!(row["total"], 1, "{row}");
-        assert_eq!(row["passed"], usize::from(i % 2 == 0), "{row}");
-        assert_eq!(row["failed"], usize::from(i % 2 == 1), "{row}");
+        assert_eq!(row["passed"], usize::from(i.is_multiple_of(2)), "{row}");
+        assert_eq!(row["failed"], usize::from(!i.is_multiple_of(2)), "{row}");
         assert_eq!(row["usage"]["calls"], 1, "{row}");
         assert_eq!(row["usage"]["promptTokens"], 100, "{row}");
         assert_eq!(row["usage"]["completionTokens"], 20, "{row}");

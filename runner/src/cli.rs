@@ -377,7 +377,13 @@ pub fn run_cli_with(
         if opts.repeat.is_some() {
             let _ = writeln!(stderr, "── run {round}/{repeat} ──");
         }
-        let round_started = ctx.clock.now_ms();
+        // Only `--repeat` reads the clock per run, so a single run's clock reads (and the
+        // session ids derived from them) are as before.
+        let round_started = if opts.repeat.is_some() {
+            ctx.clock.now_ms()
+        } else {
+            started
+        };
         let mut runs: Vec<SuiteRun> = Vec::new();
         for dir in &plan.suites {
             let filter = match (&plan.path_filter, &opts.filter) {
@@ -526,11 +532,12 @@ pub fn run_cli_with(
                 break;
             }
         }
-        rounds.push((
-            runs,
-            round_started,
-            ctx.clock.now_ms().saturating_sub(round_started),
-        ));
+        let round_ms = if opts.repeat.is_some() {
+            ctx.clock.now_ms().saturating_sub(round_started)
+        } else {
+            0
+        };
+        rounds.push((runs, round_started, round_ms));
     }
     let duration = ctx.clock.now_ms().saturating_sub(started);
     let rates = opts.repeat.map(|_| {
