@@ -42,6 +42,9 @@ fn check_reports_cassette_problems_and_never_prints_the_key() {
         assert!(text.contains("WFX452"), "{format}: {text}");
         assert!(text.contains("WFX453"), "{format}: {text}");
         assert!(!text.contains(KEY), "{format} printed the key: {text}");
-        assert!(!text.contains("8fK2mQ9x"), "{format} printed part of the key: {text}");
+        assert!(
+            !text.contains("8fK2mQ9x"),
+            "{format} printed part of the key: {text}"
+        );
     }
 }
