@@ -464,6 +464,22 @@ pub fn run_test(
     wfx_runner::cli::run_cli(opts, cwd, stdout, stderr)
 }
 
+/// A cassette's text with every key-shaped string ([`wfx_schemas::cassette::key_shaped`])
+/// replaced by `*`s of the same length, for code frames: `WFX453` must point at a
+/// credential-like string without printing it (docs/cassettes.md, "Secrets never reach
+/// output"). The strings are ASCII token characters, so byte offsets and columns stay put.
+pub fn mask_key_shaped(text: &str) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for k in wfx_schemas::cassette::key_shaped(text) {
+        if let Some(run) = bytes.get_mut(k.start..k.end) {
+            for b in run.iter_mut().filter(|b| b.is_ascii() && **b != b' ') {
+                *b = b'*';
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_else(|_| "*".repeat(text.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,20 +551,4 @@ mod tests {
         );
         std::fs::remove_dir_all(&tmp).unwrap();
     }
-}
-
-/// A cassette's text with every key-shaped string ([`wfx_schemas::cassette::key_shaped`])
-/// replaced by `*`s of the same length, for code frames: `WFX453` must point at a
-/// credential-like string without printing it (docs/cassettes.md, "Secrets never reach
-/// output"). The strings are ASCII token characters, so byte offsets and columns stay put.
-pub fn mask_key_shaped(text: &str) -> String {
-    let mut bytes = text.as_bytes().to_vec();
-    for k in wfx_schemas::cassette::key_shaped(text) {
-        if let Some(run) = bytes.get_mut(k.start..k.end) {
-            for b in run.iter_mut().filter(|b| b.is_ascii() && **b != b' ') {
-                *b = b'*';
-            }
-        }
-    }
-    String::from_utf8(bytes).unwrap_or_else(|_| "*".repeat(text.len()))
 }
