@@ -11,7 +11,7 @@
 
 use std::process::Command;
 
-const KEY: &str = "sk-proj-8fK2mQ9xLw3vRt7YbN4cZ";
+const KEY: &str = "sk-live-Zq7Wm3Nx9Pb2Kc5Vt8Rj4Hd";
 
 #[test]
 fn check_reports_cassette_problems_and_never_prints_the_key() {
@@ -43,7 +43,7 @@ fn check_reports_cassette_problems_and_never_prints_the_key() {
         assert!(text.contains("WFX453"), "{format}: {text}");
         assert!(!text.contains(KEY), "{format} printed the key: {text}");
         assert!(
-            !text.contains("8fK2mQ9x"),
+            !text.contains("Zq7Wm3Nx"),
             "{format} printed part of the key: {text}"
         );
     }
