@@ -638,8 +638,10 @@ impl Server {
         let Some((snap, a)) = self.current_annotation(uri) else {
             return Vec::new();
         };
-        let enc = self.session().encoding;
-        let mut out: Vec<lsp::Diagnostic> = runs::step_annotations(&snap.text, &a.outcome)
+        let session = self.session();
+        let enc = session.encoding;
+        let steps = runs::step_annotations(&snap.text, &a.outcome);
+        let mut out: Vec<lsp::Diagnostic> = steps
             .iter()
             .filter_map(|s| match &s.mark {
                 runs::StepMark::Failed(d) => Some(lsp::Diagnostic {
@@ -659,6 +661,19 @@ impl Server {
                 severity: Some(lsp::DiagnosticSeverity::ERROR),
                 source: Some("wfx-run".into()),
                 message: format!("the case died: {e}"),
+                ..Default::default()
+            });
+        }
+        // A client that cannot be told to re-request code lenses (Neovim announces no
+        // `workspace.codeLens.refreshSupport`) would show the verdict lens only after a
+        // manual refresh: it gets the verdict as an information diagnostic on the first line
+        // instead (issue 16; docs/editors.md "Run annotations without a lens refresh").
+        if !session.code_lens_refresh {
+            out.push(lsp::Diagnostic {
+                range: lsp::Range::default(),
+                severity: Some(lsp::DiagnosticSeverity::INFORMATION),
+                source: Some("wfx-run".into()),
+                message: format!("last run: {}", runs::verdict_title(&a.outcome, &steps)),
                 ..Default::default()
             });
         }
@@ -1279,6 +1294,7 @@ fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
         hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
         definition_provider: Some(lsp::OneOf::Left(true)),
         references_provider: Some(lsp::OneOf::Left(true)),
+        document_highlight_provider: Some(lsp::OneOf::Left(true)),
         rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -1592,6 +1608,30 @@ impl LanguageServer for Server {
         Ok(Some(locs))
     }
 
+    async fn document_highlight(
+        &self,
+        params: lsp::DocumentHighlightParams,
+    ) -> Result<Option<Vec<lsp::DocumentHighlight>>> {
+        let p = params.text_document_position_params;
+        let Some(ctx) = self.ctx(&p.text_document.uri) else {
+            return Ok(None);
+        };
+        let out = guard("documentHighlight", || {
+            ide::document_highlights(&ctx.doc(), ctx.offset(p.position))
+                .iter()
+                .map(|h| lsp::DocumentHighlight {
+                    range: ctx.range(h.range),
+                    kind: Some(if h.write {
+                        lsp::DocumentHighlightKind::WRITE
+                    } else {
+                        lsp::DocumentHighlightKind::READ
+                    }),
+                })
+                .collect::<Vec<_>>()
+        })?;
+        Ok(Some(out))
+    }
+
     async fn prepare_rename(
         &self,
         params: lsp::TextDocumentPositionParams,
@@ -1672,7 +1712,7 @@ impl LanguageServer for Server {
             return Ok(None);
         };
         guard("documentSymbol", || {
-            let symbols = ide::document_symbols(&ctx.doc());
+            let symbols = ide::outline(&ctx.doc());
             if ctx.s.hierarchical_symbols {
                 Some(lsp::DocumentSymbolResponse::Nested(
                     symbols
