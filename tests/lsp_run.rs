@@ -24,10 +24,24 @@ impl Client {
     }
 
     async fn initialize(&mut self, root: &Path, runner_command: Option<&str>) {
+        self.initialize_with(root, runner_command, true).await;
+    }
+
+    /// `lens_refresh`: whether the client announces `workspace.codeLens.refreshSupport`
+    /// (Neovim 0.12 does not).
+    async fn initialize_with(
+        &mut self,
+        root: &Path,
+        runner_command: Option<&str>,
+        lens_refresh: bool,
+    ) {
         let mut params = initialize_params(root, &["utf-16"]);
         params["capabilities"]["window"] = json!({"workDoneProgress": true});
-        params["capabilities"]["workspace"] =
-            json!({"inlayHint": {"refreshSupport": true}, "codeLens": {"refreshSupport": true}});
+        params["capabilities"]["workspace"] = if lens_refresh {
+            json!({"inlayHint": {"refreshSupport": true}, "codeLens": {"refreshSupport": true}})
+        } else {
+            json!({"inlayHint": {"refreshSupport": true}})
+        };
         params["initializationOptions"] =
             json!({"runner": {"skipGrades": true, "command": runner_command}});
         let r = self.request("initialize", params).await;
@@ -186,6 +200,64 @@ async fn run_case_annotates_steps_and_an_edit_clears_them() {
         "{hints:?}"
     );
     assert!(c.lenses(&case).await[1].starts_with("✖ failed · "));
+}
+
+/// issue 16: a client without `workspace.codeLens.refreshSupport` (Neovim) is never sent
+/// `workspace/codeLens/refresh`; the verdict reaches it as a `wfx-run` information
+/// diagnostic on the first line. A client with the capability gets the lens refresh and no
+/// such diagnostic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_lens_refresh_the_verdict_is_pushed_as_a_diagnostic() {
+    for lens_refresh in [false, true] {
+        let ws = corpus_copy();
+        let case = ws
+            .path()
+            .join("workflows/order-lookup/tests/refund-approved.test.yaml");
+        let text = std::fs::read_to_string(&case).unwrap();
+        let mut c = Client::start();
+        c.initialize_with(ws.path(), None, lens_refresh).await;
+        c.open(&case, &text, 1).await;
+        c.run("wfx.runCase", &case).await;
+        let verdicts: Vec<Value> = c
+            .run_diagnostics(&case)
+            .await
+            .into_iter()
+            .filter(|d| d["message"].as_str().unwrap().starts_with("last run: "))
+            .collect();
+        // The lens refresh follows the inlay-hint refresh `run` waited for.
+        if lens_refresh {
+            assert!(verdicts.is_empty(), "{verdicts:?}");
+            c.wait_for("the code lens refresh", |m| {
+                m["method"] == "workspace/codeLens/refresh"
+            })
+            .await;
+        } else {
+            assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+            let d = &verdicts[0];
+            assert_eq!(d["severity"], 3, "{d}");
+            assert_eq!(d["range"]["start"]["line"], 0, "{d}");
+            assert!(
+                d["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("last run: ✔ passed · 7/8 steps · "),
+                "{d}"
+            );
+            // Give a stray refresh time to arrive, then check none came.
+            c.request(
+                "textDocument/codeLens",
+                json!({"textDocument": {"uri": uri(&case)}}),
+            )
+            .await;
+            assert!(
+                !c.server_requests
+                    .iter()
+                    .any(|m| m == "workspace/codeLens/refresh"),
+                "{:?}",
+                c.server_requests
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -460,7 +460,10 @@ pub fn md(s: &str) -> String {
     out
 }
 
-/// A Markdown report: a summary line and a table per workflow, then the failures.
+/// A Markdown report: a summary line and a table per workflow, then the failures: per
+/// failed case its failure messages, its state flow, and `Why:` — the evidence entries that
+/// explain it ([`explaining`], at most 20, each `step N · in <state> · <what happened>` with a
+/// multi-line tool output's first 12 lines), every string escaped by [`md`].
 pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
     writeln!(w, "# wfx-lsp test report")?;
     for run in runs {
@@ -513,6 +516,34 @@ pub fn markdown(w: &mut dyn Write, runs: &[SuiteRun]) -> io::Result<()> {
                 writeln!(w)?;
                 for f in &c.result.verdict.failures {
                     writeln!(w, "- {}", md(f))?;
+                }
+                if !c.flow.is_empty() {
+                    writeln!(w)?;
+                    writeln!(w, "State flow: {}", md(&c.flow))?;
+                }
+                // Why it failed (issue 16): the evidence that explains it, as in the
+                // narration's `why` block and the JUnit failure body.
+                let why = explaining(c);
+                if !why.is_empty() {
+                    writeln!(w)?;
+                    writeln!(w, "Why:")?;
+                    writeln!(w)?;
+                    for e in why.iter().take(20) {
+                        writeln!(w, "- {}", md(&e.line()))?;
+                        if let Some(d) = e.event.detail().filter(|d| d.contains('\n')) {
+                            let lines: Vec<&str> = d.lines().collect();
+                            let mut head = lines
+                                .iter()
+                                .take(12)
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join("\n");
+                            if lines.len() > 12 {
+                                head.push_str(&format!("\n… {} more lines", lines.len() - 12));
+                            }
+                            writeln!(w, "  <br>{}", md(&head))?;
+                        }
+                    }
                 }
             }
         }

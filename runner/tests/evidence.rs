@@ -291,3 +291,40 @@ fn the_junit_failure_says_why() {
         );
     }
 }
+
+#[test]
+fn the_markdown_report_says_why_each_case_failed() {
+    let out = tempfile::tempdir().unwrap();
+    let (_, _, err) = run(&TestOptions {
+        reporters: vec!["markdown".into()],
+        out_dir: Some(out.path().to_path_buf()),
+        ..pay(None)
+    });
+    let md = std::fs::read_to_string(out.path().join("report.md"))
+        .unwrap_or_else(|e| panic!("{e}\n{err}"));
+    let failures = md
+        .split("### Failures")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no failures section:\n{md}"));
+    for (id, reason, state, _) in CASES {
+        let head = format!("**{}**", wfx_runner::report::md(id));
+        let start = failures
+            .find(&head)
+            .unwrap_or_else(|| panic!("no failure block for {id}:\n{md}"));
+        let rest = &failures[start + head.len()..];
+        let block = &rest[..rest.find("\n**").unwrap_or(rest.len())];
+        assert!(block.contains("\nWhy:\n"), "{id}: no why in\n{block}");
+        let line = format!("- step 1 · in {} · ", wfx_runner::report::md(state));
+        assert!(block.contains(&line), "{id}: no `{line}` in\n{block}");
+        assert!(
+            block.contains(&wfx_runner::report::md(reason)),
+            "{id}: `{reason}` missing in\n{block}"
+        );
+        // No blank state names in the flow.
+        assert!(block.contains("State flow: "), "{id}:\n{block}");
+        assert!(
+            !block.contains("→  ") && !block.contains(" ·  "),
+            "{id}:\n{block}"
+        );
+    }
+}

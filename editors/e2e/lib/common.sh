@@ -39,6 +39,8 @@ e2e_init() {
 # Fresh scratch copy of the corpus at $1 (default $E2E_SCRATCH/ws) plus the files the checks need:
 #   workflows/order-lookup/tests/broken.test.yaml   a misspelled step `- sned: hi` on line 5 (0-based 4), col 4
 #   other.yaml, workflows/order-lookup/notes.yaml    unrelated YAML the server must not attach to
+#   workflows/pay/                                   runner/tests/fixtures/evidence's workflow: one failing case per
+#                                                    refusal class (issue 16), for the evidence hover checks
 e2e_workspace() {
   local ws=${1:-$E2E_SCRATCH/ws} corpus=${CORPUS:-} c
   if [ -z "$corpus" ]; then  # the repo's copy first, then shared/ next to the clone
@@ -61,6 +63,10 @@ steps:
   - send: "Hi, I'm support@acmecorp.com. Where is order ORD-1001?"
   - sned: hi
 YAML
+  if [ -d "$REPO/runner/tests/fixtures/evidence/workflows/pay" ]; then
+    cp -R "$REPO/runner/tests/fixtures/evidence/workflows/pay" "$ws/workflows/pay"
+    chmod -R u+w "$ws/workflows/pay"
+  fi
   printf 'name: unrelated\nitems:\n  - sned: hi\n' > "$ws/other.yaml"
   printf 'notes: not a workflow file\nversion: 3\n' > "$ws/workflows/order-lookup/notes.yaml"
   export WORKSPACE_DIR=$ws

@@ -19,6 +19,17 @@
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
 --                            expect more inlay hints on its step lines afterwards (per-step results), then
 --                            the verdict lens's wfx.showTranscript answers the run's transcript   (on)
+--     EXPECT_RUN_REFRESH     "on": after that run, with no request from the test, Neovim's own inlay-hint cache
+--                            holds the per-step marks (the server's workspace/inlayHint/refresh) and the verdict
+--                            arrives as a `wfx-run` diagnostic "last run: …" (Neovim announces no code lens
+--                            refresh, so the server pushes the verdict instead)                  (on)
+--     EXPECT_COMPLETION_EDITS  "on": a completion item's textEdit applied by Neovim keeps `&anchor` before the
+--                            word and inserts the space after a bare `reachedState:`             (on)
+--     EXPECT_OUTLINE         "on": the outline of workflow.yaml (documentSymbol) has every top-level key (title,
+--                            states, …) and the states under `states`; document highlight on a state's key marks
+--                            its key Write (3) and its `to:` uses Read (2)                          (on)
+--     EXPECT_EVIDENCE        "on": run each failing case of workflows/pay (one per refusal class, issue 16)
+--                            through wfx.runCase and expect the hover on its failed step to name the reason (on)
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
 -- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
 local env = vim.env
@@ -46,6 +57,19 @@ local X = {
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   run = expect('EXPECT_RUN', 'on'),
   closed_diag = expect('EXPECT_CLOSED_DIAG', 'general-question'),
+  run_refresh = expect('EXPECT_RUN_REFRESH', 'on'),
+  completion_edits = expect('EXPECT_COMPLETION_EDITS', 'on'),
+  outline = expect('EXPECT_OUTLINE', 'on'),
+  evidence = expect('EXPECT_EVIDENCE', 'on'),
+}
+-- issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
+local EVIDENCE = {
+  { 'hook-veto', 'Payments over 1000 EUR need a second approver' },
+  { 'governance', 'Blocked by governance' },
+  { 'failed-tool', 'no such file or folder' },
+  { 'unmocked', 'is not available in the simulator' },
+  { 'signature', 'the run finished without its returns' },
+  { 'no-edge', 'is not a transition of state' },
 }
 
 local out = { nvim = tostring(vim.version()), checks = {}, ok = true }
@@ -252,6 +276,33 @@ local function main()
     end
   end
 
+  -- 3d. the outline of workflow.yaml has every top-level key; document highlight of a state (issue 16)
+  if wclient and X.outline then
+    local syms, serr = request(wf, wclient, 'textDocument/documentSymbol', { textDocument = vim.lsp.util.make_text_document_params(wf) })
+    local top, states = {}, {}
+    for _, s in ipairs(syms or {}) do
+      table.insert(top, s.name)
+      if s.name == 'states' then
+        for _, c in ipairs(s.children or {}) do table.insert(states, c.name) end
+      end
+    end
+    check('outline', vim.tbl_contains(top, 'title') and vim.tbl_contains(top, 'states') and #top > 2
+      and vim.tbl_contains(states, 'clarify'), { top = top, states = states, err = serr })
+    local line = find_line(wf, '^  clarify:$')
+    local hl, herr = line and request(wf, wclient, 'textDocument/documentHighlight', pos_params(wf, wclient, line, 3))
+    local kinds = {}
+    for _, h in ipairs(hl or {}) do table.insert(kinds, string.format('%d:%d', h.range.start.line, h.kind or 1)) end
+    local write_on_key, reads = false, 0
+    for _, h in ipairs(hl or {}) do
+      if h.kind == 3 and h.range.start.line == line then write_on_key = true end
+      if h.kind == 2 then reads = reads + 1 end
+    end
+    check('document_highlight', write_on_key and reads > 0, { highlights = kinds, err = herr })
+  else
+    skip('outline')
+    skip('document_highlight')
+  end
+
   -- 4. never attaches to unrelated YAML, inside or outside workflows/
   for _, rel in ipairs({ 'other.yaml', 'workflows/order-lookup/notes.yaml' }) do
     local b = open(rel)
@@ -346,6 +397,28 @@ local function main()
     local summary = type(res) == 'string' and res:sub(1, 300) or (res ~= nil and vim.json.encode(res):sub(1, 300) or nil)
     check('run_case_command', lens ~= nil and err == nil,
       { command = lens and lens.command, err = err and tostring(err.message or err), result = summary })
+    -- issue 16: the annotations appear without a manual refresh. Nothing here asks the server: Neovim's own
+    -- inlay-hint cache is refilled by the server's workspace/inlayHint/refresh, and the verdict (no code lens
+    -- refresh in Neovim) is pushed as a `wfx-run` diagnostic.
+    if X.run_refresh then
+      local marks, verdict_diag = {}, nil
+      vim.wait(math.max(T, 30000), function()
+        marks = {}
+        for _, h in ipairs(vim.lsp.inlay_hint.get({ bufnr = case })) do
+          local l = h.inlay_hint.label
+          if type(l) == 'table' then l = table.concat(vim.tbl_map(function(p) return p.value end, l)) end
+          if l:find('^✔') or l:find('^✖') or l:find('^○') then table.insert(marks, l) end
+        end
+        verdict_diag = nil
+        for _, d in ipairs(vim.diagnostic.get(case)) do
+          if d.source == 'wfx-run' and d.message:find('^last run: ') then verdict_diag = d.message end
+        end
+        return #marks > 0 and verdict_diag ~= nil
+      end, 50)
+      check('run_refresh', #marks > 0 and verdict_diag ~= nil,
+        { marks = marks, verdict = verdict_diag,
+          code_lens_refresh = vim.tbl_get(client.capabilities, 'workspace', 'codeLens', 'refreshSupport') })
+    else skip('run_refresh') end
     -- per-step hints: poll until the hints on step lines outnumber those before the run
     local steps = {}
     for i, l in ipairs(vim.api.nvim_buf_get_lines(case, 0, -1, false)) do
@@ -387,6 +460,39 @@ local function main()
     skip('run_transcript')
   end
 
+  -- 5c. the evidence of a run (issue 16): for each refusal class, run its case through wfx.runCase, then the hover
+  -- on the failed step (the case's last) names the reason
+  if X.run and X.evidence then
+    local got, all = {}, true
+    for _, e in ipairs(EVIDENCE) do
+      local id, reason = e[1], e[2]
+      local buf = open('workflows/pay/tests/' .. id .. '.test.yaml')
+      local c = client_of(buf) or client
+      local line, col
+      for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+        local at = l:find('^%s*%- ')
+        if at then line, col = i - 1, l:find('-', 1, true) + 2 end
+      end
+      local value, err = '', nil
+      if line then
+        local resp
+        resp, err = vim.lsp.buf_request_sync(buf, 'workspace/executeCommand',
+          { command = 'wfx.runCase', arguments = { vim.uri_from_bufnr(buf) } }, math.max(T, 30000))
+        local r = resp and resp[c.id]
+        err = err or (r and r.err)
+        vim.wait(math.max(T, 30000), function()
+          local res = request(buf, c, 'textDocument/hover', pos_params(buf, c, line, col))
+          value = res and res.contents and (res.contents.value or vim.json.encode(res.contents)) or ''
+          return value:find(reason, 1, true) ~= nil
+        end, 200)
+      end
+      local ok = value:find(reason, 1, true) ~= nil
+      all = all and ok
+      got[id] = ok and 'shown' or { err = err and tostring(err.message or err), hover = value:sub(1, 300) }
+    end
+    check('evidence_hover', all, got)
+  else skip('evidence_hover') end
+
   -- 6. completion while typing: edit a case buffer, then ask at the end of the edited line
   local trig = open('workflows/order-lookup/tests/triggered-report.test.yaml')
   client = client_of(trig) or client
@@ -408,6 +514,30 @@ local function main()
     local labels = labels_of(res)
     check('completion_state', has_all(labels, X.completion), { labels = labels, err = err })
   else skip('completion_state') end
+
+  -- 7. completion edits never corrupt the file (issue 16): the chosen item's textEdit, applied by Neovim,
+  -- keeps an anchor before the word, and inserts the space after a bare `reachedState:`.
+  if X.completion_edits then
+    local function complete_and_apply(text, col, label)
+      local line = find_line(trig, '^%s*%- send:')
+      vim.api.nvim_buf_set_lines(trig, line + 1, line + 1, false, { text })
+      local res, err = request(trig, client, 'textDocument/completion', pos_params(trig, client, line + 1, col))
+      local item
+      for _, it in ipairs(res and (res.items or res) or {}) do
+        if it.label == label then item = it end
+      end
+      if item and item.textEdit then
+        vim.lsp.util.apply_text_edits({ item.textEdit }, trig, client.offset_encoding)
+      end
+      local got = vim.api.nvim_buf_get_lines(trig, line + 1, line + 2, false)[1]
+      vim.api.nvim_buf_set_lines(trig, line + 1, line + 2, false, {})
+      return got, { item = item, err = err }
+    end
+    local a, ad = complete_and_apply('  - reachedState: &s ref', 24, 'refund-request')
+    local b, bd = complete_and_apply('  - reachedState:', 17, 'refund-request')
+    check('completion_edits', a == '  - reachedState: &s refund-request' and b == '  - reachedState: refund-request',
+      { anchor = a, anchor_item = ad, no_space = b, no_space_item = bd })
+  else skip('completion_edits') end
 
   finish(out.ok and 0 or 1)
 end

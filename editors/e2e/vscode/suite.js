@@ -6,6 +6,11 @@
 // run (discovery and "every case got an outcome" are still checked), the run-case command and the hints after it;
 // EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips);
 // EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks).
+// EXPECT_EVIDENCE: "on" runs each failing case of workflows/pay (runner/tests/fixtures/evidence, one per refusal
+// class) from the editor and expects the hover on its failed step to name the reason ("-" skips; issue 16).
+// EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
+// `reachedState:` ("-" skips); EXPECT_OUTLINE: "on" checks workflow.yaml's outline (every top-level key) and the
+// document highlight of a state ("-" skips).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
@@ -29,7 +34,20 @@ const X = {
   run: expect('EXPECT_RUN', 'on'),
   graph: expect('EXPECT_GRAPH', 'refund-request'),
   closedDiag: expect('EXPECT_CLOSED_DIAG', 'general-question'),
+  evidence: expect('EXPECT_EVIDENCE', 'on'),
+  completionEdits: expect('EXPECT_COMPLETION_EDITS', 'on'),
+  outline: expect('EXPECT_OUTLINE', 'on'),
 };
+// issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
+const EVIDENCE = [
+  ['hook-veto', 'Payments over 1000 EUR need a second approver'],
+  ['governance', 'Blocked by governance'],
+  ['failed-tool', 'no such file or folder'],
+  ['unmocked', 'is not available in the simulator'],
+  ['signature', 'the run finished without its returns'],
+  ['no-edge', 'is not a transition of state'],
+];
+const hoverText = (hovers) => (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
 const EXT_ID = 'wfx.wfx-lsp';
 const labelText = (l) => (typeof l === 'string' ? l : Array.isArray(l) ? l.map((p) => p.value).join('') : l.label);
 
@@ -153,6 +171,36 @@ exports.run = async function run() {
     });
   } else skip('workspace_diagnostics');
 
+  // issue 16: the outline of workflow.yaml has every top-level key; document highlight of a state
+  if (X.outline !== null) {
+    await check('outline', async () => {
+      let top = [];
+      let states = [];
+      await waitFor(async () => {
+        const syms = (await vscode.commands.executeCommand('vscode.executeDocumentSymbolProvider', wf.uri)) || [];
+        top = syms.map((s) => s.name);
+        const st = syms.find((s) => s.name === 'states');
+        states = st ? st.children.map((c) => c.name) : [];
+        return top.includes('title') && states.includes('clarify');
+      }, 10000, 300);
+      assert.ok(top.includes('title') && top.includes('states') && top.length > 2, `top-level symbols: ${JSON.stringify(top)}`);
+      assert.ok(states.includes('clarify'), `states: ${JSON.stringify(states)}`);
+      return top;
+    });
+    await check('document_highlight', async () => {
+      const line = wf.getText().split('\n').findIndex((l) => /^  clarify:$/.test(l));
+      assert.ok(line >= 0, 'no `  clarify:` line');
+      const hl = (await vscode.commands.executeCommand('vscode.executeDocumentHighlights', wf.uri, new vscode.Position(line, 3))) || [];
+      const shown = hl.map((h) => `${h.range.start.line}:${h.kind}`);
+      assert.ok(hl.some((h) => h.kind === vscode.DocumentHighlightKind.Write && h.range.start.line === line), `no Write on the key: ${shown}`);
+      assert.ok(hl.some((h) => h.kind === vscode.DocumentHighlightKind.Read), `no Read use: ${shown}`);
+      return shown;
+    });
+  } else {
+    skip('outline');
+    skip('document_highlight');
+  }
+
   const caseDoc = await open('workflows/order-lookup/tests/refund-approved.test.yaml');
   if (X.lens !== null) {
     await check('codelens_case', async () => {
@@ -222,6 +270,40 @@ exports.run = async function run() {
       return complete(line + 1, 18, X.completion);
     });
   } else skip('completion_state');
+  // issue 16: completion edits never corrupt the file. The item's edit as the language client converted it
+  // (range + insertText) is applied: an anchor before the word stays, a bare `reachedState:` gets its space.
+  if (X.completionEdits !== null) {
+    await check('completion_edits', async () => {
+      const applyItem = async (text, col, label) => {
+        const line = trig.getText().split('\n').findIndex((l) => /^\s*- send:/.test(l)) + 1;
+        const ins = new vscode.WorkspaceEdit();
+        ins.insert(trig.uri, new vscode.Position(line, 0), `${text}\n`);
+        assert.ok(await vscode.workspace.applyEdit(ins));
+        let item;
+        await waitFor(async () => {
+          const list = await vscode.commands.executeCommand('vscode.executeCompletionItemProvider', trig.uri, new vscode.Position(line, col));
+          item = list.items.find((i) => labelText(i.label) === label);
+          return item;
+        }, 5000, 300);
+        assert.ok(item, `no completion item ${label} in ${JSON.stringify(text)}`);
+        const range = item.range && item.range.replacing ? item.range.replacing : item.range;
+        const insert = typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
+        const e = new vscode.WorkspaceEdit();
+        e.replace(trig.uri, range, insert);
+        assert.ok(await vscode.workspace.applyEdit(e));
+        const got = trig.lineAt(line).text;
+        const del = new vscode.WorkspaceEdit();
+        del.delete(trig.uri, trig.lineAt(line).rangeIncludingLineBreak);
+        assert.ok(await vscode.workspace.applyEdit(del));
+        return got;
+      };
+      const a = await applyItem('  - reachedState: &s ref', 24, 'refund-request');
+      const b = await applyItem('  - reachedState:', 17, 'refund-request');
+      assert.equal(a, '  - reachedState: &s refund-request');
+      assert.equal(b, '  - reachedState: refund-request');
+      return [a, b];
+    });
+  } else skip('completion_edits');
 
   // Test Explorer: discovery, then a run of two cases through the run profile's handler
   const testing = api.testing;
@@ -357,6 +439,32 @@ exports.run = async function run() {
       });
     }
   } else skip('run_case_command');
+
+  // issue 16: for each refusal class, a run from the editor, then the hover on the failed step (the case's last)
+  // shows the reason
+  if (X.run !== null && X.evidence !== null) {
+    await check('evidence_hover', async () => {
+      const got = {};
+      for (const [id, reason] of EVIDENCE) {
+        const doc = await open(`workflows/pay/tests/${id}.test.yaml`);
+        const lines = doc.getText().split('\n');
+        let line = -1;
+        lines.forEach((l, i) => { if (/^\s*- /.test(l)) line = i; });
+        assert.ok(line >= 0, `${id}: no step line`);
+        const pos = new vscode.Position(line, lines[line].indexOf('-') + 3);
+        await vscode.commands.executeCommand('wfx.runCase', doc.uri.toString());
+        let text = '';
+        const shown = await waitFor(async () => {
+          text = hoverText(await vscode.commands.executeCommand('vscode.executeHoverProvider', doc.uri, pos));
+          return text.includes(reason);
+        }, 30000, 200);
+        got[id] = shown ? 'shown' : `missing; hover: ${text.slice(0, 300)}`;
+      }
+      const missing = Object.entries(got).filter(([, v]) => v !== 'shown');
+      assert.ok(missing.length === 0, JSON.stringify(missing));
+      return got;
+    });
+  } else skip('evidence_hover');
 
   await check('restart_after_crash', async () => {
     // kill the server; the error handler restarts it after a 1 s backoff and the diagnostics come back

@@ -56,11 +56,14 @@ impl Out<'_> {
         detail: Option<String>,
         doc: Option<String>,
     ) {
-        let insert = if self.cx.quoted || self.cx.slot == Slot::Key {
+        let mut insert = if self.cx.quoted || self.cx.slot == Slot::Key {
             label.to_owned()
         } else {
             yaml_scalar(label)
         };
+        if self.cx.space_before {
+            insert.insert(0, ' ');
+        }
         let sort_text = format!("{:04}", self.items.len());
         self.items.push(CompletionItem {
             label: label.to_owned(),

@@ -43,6 +43,10 @@ pub(crate) struct Context {
     pub item_lines: Vec<u32>,
     /// The text right after the word starts with `:` (the key is already written).
     pub key_written: bool,
+    /// Value slot: the cursor sits right after the key's `:` with nothing between them
+    /// (`reachedState:|`), so an inserted value needs a leading space to stay a value
+    /// (`reachedState:x` is one plain scalar, not a key and its value).
+    pub space_before: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -401,7 +405,16 @@ pub(crate) fn context(text: &str, offset: u32) -> Option<Context> {
             let (mut p, after_dash) = node_parents(kcol)?;
             p.path.push(kname);
             let vtext = line.get(colon_end as usize..cur)?;
-            let vstart = colon_end as usize + (vtext.len() - vtext.trim_start().len());
+            let mut vstart = colon_end as usize + (vtext.len() - vtext.trim_start().len());
+            // Node properties (`&anchor`, `!tag`, `!!str`) before the value stay: the word
+            // starts after them. A cursor inside a property completes nothing.
+            while let Some(rest) = line.get(vstart..cur)
+                && rest.starts_with(['&', '!'])
+            {
+                let prop = rest.find([' ', '\t'])?;
+                let after = rest.get(prop..).unwrap_or("");
+                vstart += prop + (after.len() - after.trim_start().len());
+            }
             let v = line.get(vstart..cur)?;
             if v.starts_with(['|', '>']) {
                 return None;
@@ -418,6 +431,7 @@ pub(crate) fn context(text: &str, offset: u32) -> Option<Context> {
                 line_start: to_u32(line_start),
                 item_lines: p.item_lines,
                 key_written: false,
+                space_before: cur == colon_end as usize,
             };
             if v.starts_with(['{', '[']) {
                 flow(&mut cx, line, vstart, cur, line_start);
@@ -456,6 +470,7 @@ pub(crate) fn context(text: &str, offset: u32) -> Option<Context> {
                 line_start: to_u32(line_start),
                 item_lines: p.item_lines,
                 key_written,
+                space_before: false,
             })
         }
     }

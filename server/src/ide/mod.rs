@@ -241,6 +241,35 @@ pub fn document_symbols(doc: &Doc<'_>) -> Vec<Symbol> {
     symbols::document_symbols(doc.path, doc.parsed)
 }
 
+/// The outline of a document (`textDocument/documentSymbol`): for a case, as
+/// [`document_symbols`]; for `workflow.yaml`, every top-level key in document order (issue
+/// 16), its scalar value as detail and the keys of a mapping value as children, except
+/// `states`, whose children are the states of [`document_symbols`] (with their triggers and
+/// transitions). Empty when the text does not parse.
+pub fn outline(doc: &Doc<'_>) -> Vec<Symbol> {
+    symbols::outline(doc.path, doc.parsed)
+}
+
+/// A document highlight: one occurrence in the current document of the symbol under the
+/// cursor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Highlight {
+    /// Byte range of the occurrence (without quotes).
+    pub range: TextRange,
+    /// True for the declaration (a state's key or a trigger's id under `states.<slug>.triggers`
+    /// in `workflow.yaml`, FORMAT §A.2): an LSP `Write` highlight; uses are `Read`.
+    pub write: bool,
+}
+
+/// Every occurrence in this document of the state, trigger or tool at byte `offset` (the
+/// places [`references`] finds, restricted to this file), the declaration marked `write`.
+/// Reads no other file. Empty when nothing is under the cursor or the text does not parse.
+pub fn document_highlights(doc: &Doc<'_>, offset: u32) -> Vec<Highlight> {
+    analysis::Analysis::for_navigation(doc)
+        .map(|an| navigation::highlights(&an, offset))
+        .unwrap_or_default()
+}
+
 /// Folding ranges (byte ranges of multi-line nodes, from the key); indentation blocks when
 /// the text does not parse.
 pub fn folding_ranges(doc: &Doc<'_>) -> Vec<TextRange> {

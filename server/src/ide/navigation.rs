@@ -178,6 +178,26 @@ pub(crate) fn references(
     out
 }
 
+/// See [`super::document_highlights`].
+pub(crate) fn highlights(an: &Analysis<'_>, offset: u32) -> Vec<super::Highlight> {
+    let Some(root) = an.root() else {
+        return Vec::new();
+    };
+    let Some((sym, _)) = symbol(an, offset) else {
+        return Vec::new();
+    };
+    let decl = declaration(an, &sym).filter(|d| d.file == an.path);
+    occurrences(an.kind, an.text, root, &sym)
+        .into_iter()
+        .map(|range| super::Highlight {
+            range,
+            write: decl
+                .as_ref()
+                .is_some_and(|d| d.range.start <= range.start && range.end <= d.range.end),
+        })
+        .collect()
+}
+
 /// See [`super::prepare_rename`].
 pub(crate) fn prepare(an: &Analysis<'_>, offset: u32) -> Result<(Sym, TextRange), String> {
     let Some(root) = an.root() else {

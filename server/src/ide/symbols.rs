@@ -149,6 +149,67 @@ pub(crate) fn document_symbols(path: &str, parsed: &Parsed) -> Vec<Symbol> {
     }
 }
 
+/// See [`super::outline`].
+pub(crate) fn outline(path: &str, parsed: &Parsed) -> Vec<Symbol> {
+    let Some(root) = parsed
+        .documents
+        .first()
+        .filter(|_| !parsed.has_syntax_error())
+    else {
+        return Vec::new();
+    };
+    match classify(path) {
+        FileKind::Case(_) => case_symbols(root),
+        FileKind::Workflow(_) => {
+            let mut out = Vec::new();
+            for e in root.as_map().unwrap_or(&[]) {
+                let Some(key) = e.key.scalar_text() else {
+                    continue;
+                };
+                let children = if key == "states" {
+                    workflow_symbols(root)
+                } else {
+                    key_symbols(&e.value)
+                };
+                out.push(Symbol {
+                    name: key.into_owned(),
+                    detail: value_detail(&e.value),
+                    range: e.key.range.cover(e.value.range),
+                    selection: e.key.range,
+                    children,
+                });
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A scalar value, shortened, as a symbol's detail (`None` for a null or a collection).
+fn value_detail(v: &Node) -> Option<String> {
+    if matches!(v.value, Value::Null) {
+        return None;
+    }
+    v.scalar_text().map(|t| short(&t, 60))
+}
+
+/// The keys of a mapping value, one level deep, with their scalar values as detail.
+fn key_symbols(v: &Node) -> Vec<Symbol> {
+    v.as_map()
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|e| {
+            Some(Symbol {
+                name: e.key.scalar_text()?.into_owned(),
+                detail: value_detail(&e.value),
+                range: e.key.range.cover(e.value.range),
+                selection: e.key.range,
+                children: Vec::new(),
+            })
+        })
+        .collect()
+}
+
 fn case_symbols(root: &Node) -> Vec<Symbol> {
     let mut out = Vec::new();
     if let Some(e) = root.get("title") {

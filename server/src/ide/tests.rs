@@ -442,6 +442,94 @@ fn step_snippets_are_reindented_to_the_key_column() {
     );
 }
 
+/// The line of the cursor after applying the completion edit of `label` (its `replace`
+/// range and `insert_text`), as a client applies a completion item's `textEdit`.
+#[track_caller]
+fn check_completion_applied(src: &str, label: &str, want: Expect) {
+    let fx = fixture(&with_wf(src));
+    let (path, text, off) = fx.cursor_file();
+    let items = completion(&Own::new(text).doc(&fx.files, path, text), off);
+    let item = items
+        .iter()
+        .find(|i| i.label == label)
+        .unwrap_or_else(|| panic!("no item {label}"));
+    let edited = apply(
+        text,
+        &[TextEdit {
+            file: path.to_owned(),
+            range: item.replace,
+            new_text: item.insert_text.clone(),
+        }],
+    );
+    let start = text
+        .get(..off as usize)
+        .and_then(|h| h.rfind('\n'))
+        .map_or(0, |p| p + 1);
+    let line = edited
+        .get(start..)
+        .unwrap_or("")
+        .lines()
+        .next()
+        .unwrap_or("");
+    want.assert_eq(line);
+}
+
+#[test]
+fn completion_edits_keep_anchors_tags_and_quotes() {
+    // issue 16: the edit replaces exactly the scalar's content.
+    check_completion_applied(
+        "#- workflows/w/workflow.yaml\nstates:\n  a:\n    transitions:\n      - to: &anchor b$0\n  b:\n    title: B\n",
+        "b",
+        expect!["      - to: &anchor b"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: &s rev$0\n",
+        "review",
+        expect!["  - reachedState: &s review"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: !!str &s do$0\n",
+        "done",
+        expect!["  - reachedState: !!str &s done"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: \"in$0\"\n",
+        "intake",
+        expect![[r#"  - reachedState: "intake""#]],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: 'in$0'\n",
+        "intake",
+        expect!["  - reachedState: 'intake'"],
+    );
+    // Inside the anchor's name nothing is offered (it is not a state slug).
+    let fx = fixture(&with_wf(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: &anc$0\n",
+    ));
+    let (path, text, off) = fx.cursor_file();
+    assert!(completion(&Own::new(text).doc(&fx.files, path, text), off).is_empty());
+}
+
+#[test]
+fn completion_right_after_the_colon_inserts_the_space() {
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState:$0\n",
+        "review",
+        expect!["  - reachedState: review"],
+    );
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\ntrigger:\n  id:$0\n",
+        "email",
+        expect!["  id: email"],
+    );
+    // With the space already there, none is added.
+    check_completion_applied(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: $0\n",
+        "review",
+        expect!["  - reachedState: review"],
+    );
+}
+
 #[test]
 fn nested_step_keys() {
     check_completion(
@@ -1157,6 +1245,101 @@ fn document_symbols_nest_assertions_under_their_action() {
               → b [approve] sel="b"
             b [] sel="b"
         "#]],
+    );
+}
+
+#[test]
+fn the_outline_of_workflow_yaml_has_every_top_level_key() {
+    // issue 16: not only states, triggers and transitions.
+    let text = "title: Shop\ninstructions: Help.\ntools:\n  allow_always: [read_file]\ntests:\n  maxConcurrency: 1\nstates:\n  a:\n    title: A\n    triggers: { manual: }\n    transitions:\n      - to: b\n  b: {}\nsettings:\n  prompt_cache: { enabled: true }\n";
+    fn render(out: &mut String, syms: &[Symbol], depth: usize) {
+        for s in syms {
+            out.push_str(&format!(
+                "{}{} [{}]\n",
+                "  ".repeat(depth),
+                s.name,
+                s.detail.as_deref().unwrap_or("")
+            ));
+            render(out, &s.children, depth + 1);
+        }
+    }
+    let mut out = String::new();
+    render(
+        &mut out,
+        &outline(&Own::new(text).doc(&MemFiles::new(), "workflows/w/workflow.yaml", text)),
+        0,
+    );
+    expect![[r#"
+        title [Shop]
+        instructions [Help.]
+        tools []
+          allow_always []
+        tests []
+          maxConcurrency [1]
+        states []
+          a [A]
+            manual [trigger]
+            → b [transition]
+          b []
+        settings []
+          prompt_cache []
+    "#]]
+    .assert_eq(&out);
+    // A case's outline is its steps, as before.
+    let case = "title: T\nsteps:\n  - send: hi\n";
+    assert_eq!(
+        outline(&Own::new(case).doc(&MemFiles::new(), "workflows/w/tests/a.test.yaml", case)).len(),
+        2
+    );
+}
+
+#[track_caller]
+fn check_highlights(src: &str, want: Expect) {
+    let fx = fixture(&with_wf(src));
+    let (path, text, off) = fx.cursor_file();
+    let got: Vec<String> = document_highlights(&Own::new(text).doc(&fx.files, path, text), off)
+        .iter()
+        .map(|h| {
+            let line = text[..h.range.start as usize].matches('\n').count();
+            format!(
+                "{line}:{} {}",
+                &text[h.range.as_usize()],
+                if h.write { "write" } else { "read" }
+            )
+        })
+        .collect();
+    want.assert_eq(&got.join("\n"));
+}
+
+#[test]
+fn document_highlight_of_states_and_triggers() {
+    // In workflow.yaml: the state's key is the write, its `to:` uses are reads.
+    check_highlights(
+        "#- workflows/w/workflow.yaml\nstates:\n  a:\n    title: A\n    transitions:\n      - to: b$0\n  b:\n    title: B\n    transitions:\n      - to: b\n    on_error: a\n",
+        expect![[r#"
+            4:b read
+            5:b write
+            8:b read"#]],
+    );
+    check_highlights(
+        "#- workflows/w/workflow.yaml\nstates:\n  a:\n    triggers:\n      go$0:\n    transitions:\n      - to: a\n",
+        expect!["3:go write"],
+    );
+    // In a case: every use is a read (the declaration is in another file).
+    check_highlights(
+        "#- workflows/shop/tests/a.test.yaml\ntrigger: { id: email }\nsteps:\n  - send: hi\n  - reachedState: rev$0iew\n  - decide: { to: done }\n  - parked: { state: review }\n",
+        expect![[r#"
+            3:review read
+            5:review read"#]],
+    );
+    check_highlights(
+        "#- workflows/shop/tests/a.test.yaml\ntrigger: { id: em$0ail }\nsteps:\n  - send: hi\n",
+        expect!["0:email read"],
+    );
+    // Nothing under the cursor.
+    check_highlights(
+        "#- workflows/shop/tests/a.test.yaml\ntitle: $0x\nsteps:\n  - send: hi\n",
+        expect![""],
     );
 }
 

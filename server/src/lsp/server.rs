@@ -314,6 +314,18 @@ impl Ctx {
     }
 }
 
+/// Runs `check` (a document's diagnostics) only while `snap` is still the document's
+/// current text; `None`, having run nothing, once a newer version has arrived (bounded
+/// work: a superseded version is never checked).
+fn unless_superseded<T>(
+    docs: &Documents,
+    uri: &Uri,
+    snap: &Snapshot,
+    check: impl FnOnce() -> T,
+) -> Option<T> {
+    docs.is_current(uri, snap).then(check)
+}
+
 /// Diagnostics of one document, converted; a panic in the check yields one WFX901 at the
 /// top of the file.
 pub fn document_diagnostics(
@@ -531,10 +543,26 @@ impl Server {
         let s = self.session();
         let version = snap.version;
         let checked = snap.clone();
-        let diags =
-            tokio::task::spawn_blocking(move || document_diagnostics(&fs, &loc, &snap, &s)).await;
+        // A version superseded while this task waited for a blocking thread is not checked
+        // at all (typing fast in `workflow.yaml` queues one check per keystroke; bounded
+        // work): the newer version's own recheck follows.
+        let docs = self.docs.clone();
+        let current = uri.clone();
+        let diags = tokio::task::spawn_blocking(move || {
+            unless_superseded(&docs, &current, &snap, || {
+                document_diagnostics(&fs, &loc, &snap, &s)
+            })
+        })
+        .await;
         let diags = match diags {
-            Ok(mut d) => {
+            Ok(None) => {
+                tracing::debug!(
+                    "skipped checking superseded version {version} of {}",
+                    uri.as_str()
+                );
+                return;
+            }
+            Ok(Some(mut d)) => {
                 d.extend(self.run_diagnostics(uri));
                 d
             }
@@ -638,8 +666,10 @@ impl Server {
         let Some((snap, a)) = self.current_annotation(uri) else {
             return Vec::new();
         };
-        let enc = self.session().encoding;
-        let mut out: Vec<lsp::Diagnostic> = runs::step_annotations(&snap.text, &a.outcome)
+        let session = self.session();
+        let enc = session.encoding;
+        let steps = runs::step_annotations(&snap.text, &a.outcome);
+        let mut out: Vec<lsp::Diagnostic> = steps
             .iter()
             .filter_map(|s| match &s.mark {
                 runs::StepMark::Failed(d) => Some(lsp::Diagnostic {
@@ -659,6 +689,19 @@ impl Server {
                 severity: Some(lsp::DiagnosticSeverity::ERROR),
                 source: Some("wfx-run".into()),
                 message: format!("the case died: {e}"),
+                ..Default::default()
+            });
+        }
+        // A client that cannot be told to re-request code lenses (Neovim announces no
+        // `workspace.codeLens.refreshSupport`) would show the verdict lens only after a
+        // manual refresh: it gets the verdict as an information diagnostic on the first line
+        // instead (issue 16; docs/editors.md "Run annotations without a lens refresh").
+        if !session.code_lens_refresh {
+            out.push(lsp::Diagnostic {
+                range: lsp::Range::default(),
+                severity: Some(lsp::DiagnosticSeverity::INFORMATION),
+                source: Some("wfx-run".into()),
+                message: format!("last run: {}", runs::verdict_title(&a.outcome, &steps)),
                 ..Default::default()
             });
         }
@@ -1281,6 +1324,7 @@ fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
         hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
         definition_provider: Some(lsp::OneOf::Left(true)),
         references_provider: Some(lsp::OneOf::Left(true)),
+        document_highlight_provider: Some(lsp::OneOf::Left(true)),
         rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -1594,6 +1638,30 @@ impl LanguageServer for Server {
         Ok(Some(locs))
     }
 
+    async fn document_highlight(
+        &self,
+        params: lsp::DocumentHighlightParams,
+    ) -> Result<Option<Vec<lsp::DocumentHighlight>>> {
+        let p = params.text_document_position_params;
+        let Some(ctx) = self.ctx(&p.text_document.uri) else {
+            return Ok(None);
+        };
+        let out = guard("documentHighlight", || {
+            ide::document_highlights(&ctx.doc(), ctx.offset(p.position))
+                .iter()
+                .map(|h| lsp::DocumentHighlight {
+                    range: ctx.range(h.range),
+                    kind: Some(if h.write {
+                        lsp::DocumentHighlightKind::WRITE
+                    } else {
+                        lsp::DocumentHighlightKind::READ
+                    }),
+                })
+                .collect::<Vec<_>>()
+        })?;
+        Ok(Some(out))
+    }
+
     async fn prepare_rename(
         &self,
         params: lsp::TextDocumentPositionParams,
@@ -1674,7 +1742,7 @@ impl LanguageServer for Server {
             return Ok(None);
         };
         guard("documentSymbol", || {
-            let symbols = ide::document_symbols(&ctx.doc());
+            let symbols = ide::outline(&ctx.doc());
             if ctx.s.hierarchical_symbols {
                 Some(lsp::DocumentSymbolResponse::Nested(
                     symbols
@@ -1952,6 +2020,34 @@ impl LanguageServer for Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_superseded_version_is_never_checked() {
+        let docs = Documents::new();
+        let uri: Uri = "file:///ws/workflows/a/workflow.yaml".parse().unwrap();
+        docs.open(uri.clone(), "states: {}\n", 1, None);
+        let old = docs.snapshot(&uri).unwrap();
+        assert_eq!(unless_superseded(&docs, &uri, &old, || 1), Some(1));
+        let change = lsp::TextDocumentContentChangeEvent {
+            range: None,
+            range_length: None,
+            text: "states: {a: {}}\n".into(),
+        };
+        assert_eq!(
+            docs.change(&uri, &[change], 2, PositionEncoding::Utf16),
+            Some(true)
+        );
+        let mut ran = false;
+        assert_eq!(
+            unless_superseded(&docs, &uri, &old, || {
+                ran = true;
+            }),
+            None
+        );
+        assert!(!ran, "a superseded version was checked");
+        let new = docs.snapshot(&uri).unwrap();
+        assert_eq!(unless_superseded(&docs, &uri, &new, || 2), Some(2));
+    }
 
     #[test]
     fn a_panicking_handler_becomes_an_internal_error() {
