@@ -85,6 +85,11 @@ enum Command {
         /// `history.jsonl` row per run. Meant for `--live`, where answers vary.
         #[arg(long, value_name = "N")]
         repeat: Option<u32>,
+        /// Read unsaved editor buffers from stdin, a JSON object of workspace-relative path
+        /// (below `workflows/`) → text, and run them instead of the files on disk (at most
+        /// 16 MiB, 1,000 buffers).
+        #[arg(long)]
+        buffers_stdin: bool,
     },
     /// Draft `<case>.agent.yaml` for a case from a path through its workflow that
     /// satisfies its steps; refuses a case no agent can pass.
@@ -229,8 +234,20 @@ fn main() -> ExitCode {
             coverage_min,
             live,
             repeat,
+            buffers_stdin,
         }) => {
             init_logging("warn");
+            let buffers = if buffers_stdin {
+                match wfx_runner::buffers::read_buffers(&mut std::io::stdin().lock()) {
+                    Ok(b) => Some(b),
+                    Err(m) => {
+                        eprintln!("Error: {}", wfx_schemas::inert::inert(&m));
+                        return ExitCode::from(2);
+                    }
+                }
+            } else {
+                None
+            };
             let opts = wfx_runner::cli::TestOptions {
                 target,
                 filter,
@@ -251,6 +268,7 @@ fn main() -> ExitCode {
                 ))),
                 env: None,
                 repeat,
+                buffers,
             };
             code(cli::run_test(
                 &opts,
