@@ -71,7 +71,7 @@ impl std::fmt::Debug for EnvLookup {
 }
 
 /// Options of `wfx-lsp test [WORKFLOW|PATH] [FILTER] [--json] [--reporter junit|markdown|json|html]...
-/// [--out DIR] [--skip-grades] [--bail] [--live]`.
+/// [--out DIR] [--skip-grades] [--bail] [--live] [--buffers-stdin]`.
 #[derive(Clone, Debug, Default)]
 pub struct TestOptions {
     /// A workflow slug, a workflow folder, a workspace root or a case file.
@@ -116,6 +116,15 @@ pub struct TestOptions {
     pub chat: Option<ChatTransportFactory>,
     /// The environment of `--live` (`None`: the process environment).
     pub env: Option<EnvLookup>,
+    /// `--repeat N`: run every selected case N times (1 to [`report::MAX_REPEAT`]) and
+    /// report each case's pass rate ([`report::PassRate`]); `history.jsonl` gets one row per
+    /// run. `None`: one run, the usual output shapes.
+    pub repeat: Option<u32>,
+    /// `--buffers-stdin`: the editor's unsaved buffers (workspace-relative path below
+    /// `workflows/` → text, read by [`crate::buffers::read_buffers`]), read instead of the
+    /// files on disk through [`crate::buffers::BufferOverlay`]. A refused path fails the run
+    /// (exit 2) before any case runs.
+    pub buffers: Option<std::collections::BTreeMap<String, String>>,
     /// `--record once|new|all|none` (`None`: `once`; docs/cassettes.md). `new` and `all`
     /// need `--live`.
     pub record: Option<crate::cassette::RecordMode>,
@@ -142,6 +151,22 @@ fn secrets(live: Option<&Live>) -> Secrets {
         vars.push(("ARCHMAX_API_KEY".into(), l.env.api_key.clone()));
     }
     Secrets::from_env(vars)
+}
+
+/// The transport of a run without `--live`: never called (cases without a cassette or
+/// an agent script are not run), and refuses if it were.
+struct NoTransport;
+
+impl ChatTransport for NoTransport {
+    fn complete(
+        &mut self,
+        _: &crate::model::wire::ChatRequest,
+        _: &crate::model::wire::CallMeta,
+    ) -> Result<crate::model::wire::ChatResponse, crate::model::wire::ModelError> {
+        Err(crate::model::wire::ModelError::Replay(
+            "no model is called without --live".into(),
+        ))
+    }
 }
 
 /// Resolves `--live` before any case runs: the variables (the process environment over
@@ -174,22 +199,6 @@ fn live_setup(opts: &TestOptions, root: &Path) -> Result<Option<Live>, String> {
         usage: Arc::new(Mutex::new(UsageLog::default())),
         dotenv,
     }))
-}
-
-/// The transport of a run without `--live`: never called (cases without a cassette or
-/// an agent script are not run), and refuses if it were.
-struct NoTransport;
-
-impl ChatTransport for NoTransport {
-    fn complete(
-        &mut self,
-        _: &crate::model::wire::ChatRequest,
-        _: &crate::model::wire::CallMeta,
-    ) -> Result<crate::model::wire::ChatResponse, crate::model::wire::ModelError> {
-        Err(crate::model::wire::ModelError::Replay(
-            "no model is called without --live".into(),
-        ))
-    }
 }
 
 /// What [`run_cli_with`] takes from the process: time and the model settings.
@@ -341,6 +350,16 @@ pub fn run_cli_with(
         None => None,
     };
     let want_coverage = opts.coverage || thresholds.is_some();
+    let repeat = match opts.repeat {
+        None => 1,
+        Some(n) if (1..=report::MAX_REPEAT).contains(&n) => n,
+        Some(n) => {
+            return usage(
+                stderr,
+                &format!("--repeat {n} is out of range (1 to {})", report::MAX_REPEAT),
+            );
+        }
+    };
     let mut plan = match plan(opts, cwd) {
         Ok(p) => p,
         Err(m) => return usage(stderr, &m),
@@ -372,7 +391,8 @@ pub fn run_cli_with(
             return 2;
         }
     };
-    let fs = DiskFiles::new(&plan.root);
+    // Cassettes are written to disk (never into the editor's buffers), confined.
+    let disk = DiskFiles::new(&plan.root);
     let model_usage = live.as_ref().map_or_else(
         || Arc::new(Mutex::new(UsageLog::default())),
         |l| l.usage.clone(),
@@ -380,13 +400,20 @@ pub fn run_cli_with(
     let prices = live.as_ref().map(|l| l.env.prices).unwrap_or_default();
     let secrets = secrets(live.as_ref());
     let save_cassette = |path: &str, c: &Cassette| -> Result<usize, FileError> {
-        crate::cassette::save(&fs, path, c, &secrets)
+        crate::cassette::save(&disk, path, c, &secrets)
     };
     let chat = || -> Box<dyn ChatTransport> {
         match &live {
             Some(l) => (l.chat.0)(&l.env),
             None => Box::new(NoTransport),
         }
+    };
+    let fs = match crate::buffers::BufferOverlay::new(
+        DiskFiles::new(&plan.root),
+        opts.buffers.clone().unwrap_or_default(),
+    ) {
+        Ok(fs) => fs,
+        Err(m) => return usage(stderr, &m),
     };
     if plan.suites.is_empty() {
         let all = discover_workflows(&fs, "");
@@ -415,144 +442,180 @@ pub fn run_cli_with(
             None => Box::new(crate::sandbox::QuickJsHost::default()),
         }
     };
-    let mut runs: Vec<SuiteRun> = Vec::new();
     let mut code = 0;
-    for dir in &plan.suites {
-        let filter = match (&plan.path_filter, &opts.filter) {
-            (Some(p), _) if opts.filter.is_none() => Some(p.clone()),
-            (_, f) => f.clone(),
-        };
-        let mut ro = RunOptions::new(&fs, ctx.clock);
-        ro.grades = GradePolicy {
-            skip: opts.skip_grades,
-            model: match &live {
-                Some(l) => Some(ModelConfig {
-                    base_url: l.env.base_url.clone(),
-                    model: l.env.model.clone(),
-                }),
-                None => ctx.model.clone(),
-            },
-        };
-        let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
-        let live_judge = || -> Box<dyn Judge> {
-            match (&live, &workflow) {
-                (Some(l), Some(wf)) => {
-                    let (model, temperature, max_tokens) =
-                        crate::model::config::judge_settings(wf, &l.env);
-                    Box::new(ModelJudge::new(
-                        (l.chat.0)(&l.env),
-                        JudgeSettings {
-                            model,
-                            temperature,
-                            max_tokens,
-                            timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
-                        },
-                        l.usage.clone(),
-                    ))
-                }
-                _ => Box::new(crate::grade::NoJudge),
-            }
-        };
-        if let Some(l) = &live {
-            // The selection rule (crate::select): a cassette, then an agent script, still
-            // win; the model plays the cases that have neither (and re-records cassettes
-            // under `--record new|all`). Agent-script cases are graded by the live judge.
-            ro.live = true;
-            ro.live_model = Some(LiveModel {
-                env: &l.env,
-                chat: &chat,
-            });
-            ro.judge = Some(&live_judge);
-        }
-        ro.record = record;
-        ro.strict_cassettes = opts.strict_cassettes;
-        ro.save_cassette = Some(&save_cassette);
-        ro.usage = Some(model_usage.clone());
-        ro.filter = filter.clone();
-        ro.bail = opts.bail;
-        ro.allow_no_agent = opts.allow_no_agent;
-        ro.script_host = Some(&make_host);
-        let count = discover_cases(&fs, dir)
-            .iter()
-            .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
-            .count();
-        let _ = report::header(stderr, &dir.slug, count);
-        if let Some(l) = &live {
-            let _ = writeln!(
-                stderr,
-                "  live model: agent and judge on `{}` (ARCHMAX_MODEL unless the workflow names one)",
-                inert(&l.env.model)
-            );
-        }
-        // Token use per case: every case of a live run, and every case that replayed a
-        // cassette (its recorded usage), so a replay reports what the recording did.
-        let mut per_case: std::collections::BTreeMap<String, RunUsage> = Default::default();
-        let mut seen_calls = model_usage.lock().map(|g| g.calls.len()).unwrap_or(0);
-        let mut narrate = |run: &crate::interpret::CaseRun| {
-            let _ = report::case(stderr, run);
-            let _ = report::case_evidence(stderr, run, opts.verbose);
-            let calls = model_usage
-                .lock()
-                .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
-                .unwrap_or_default();
-            seen_calls += calls.len();
-            if live.is_some() || !calls.is_empty() {
-                let u = RunUsage::of(&calls, &prices);
-                let _ = writeln!(stderr, "      {}", u.line());
-                per_case.insert(run.result.id.clone(), u);
-            }
-        };
-        let run = match run_workflow(&ro, dir, &mut narrate) {
-            Ok(r) => r,
-            Err(SuiteError::Refused(m)) => {
-                let _ = writeln!(stderr, "Error: {}", inert(&m));
-                return 1;
-            }
-            Err(SuiteError::NoWorkflow(m)) => return usage(stderr, &m),
-        };
-        if run.result.skipped.is_some() {
-            let _ = writeln!(stderr, "{}: suite skipped — disabled", inert(&dir.slug));
-        } else if run.filter_matched_nothing {
-            let _ = writeln!(
-                stderr,
-                "Error: no cases matched '{}' ({} discovered)",
-                inert(filter.as_deref().unwrap_or("")),
-                run.result.discovered
-            );
-            code = 1;
-        } else {
-            let _ = report::summary(stderr, &run);
-        }
-        let mut run = run;
-        if live.is_some() || !per_case.is_empty() {
-            let mut suite = RunUsage::default();
-            for u in per_case.values() {
-                suite.add(u);
-            }
-            // Every case gets a figure (zero when the model played no part), so a replay
-            // reports exactly what its live recording did.
-            for c in &mut run.cases {
-                c.result.usage = Some(per_case.get(&c.result.id).copied().unwrap_or_default());
-            }
-            for r in &mut run.result.results {
-                r.usage = Some(per_case.get(&r.id).copied().unwrap_or_default());
-            }
-            run.result.usage = Some(suite);
-            let _ = writeln!(stderr, "{}: {}", inert(&dir.slug), suite.line());
-        }
-        code = code.max(run.result.exit_code);
-        let bail = opts.bail
-            && run
-                .result
-                .results
-                .iter()
-                .any(|r| r.verdict.status == crate::interpret::VerdictStatus::Failed);
-        runs.push(run);
-        if bail {
+    // One entry per run of `--repeat N`: (suites, started at, duration ms).
+    let mut rounds: Vec<(Vec<SuiteRun>, u64, u64)> = Vec::new();
+    let mut bailed = false;
+    for round in 1..=repeat {
+        if bailed {
             break;
         }
+        if opts.repeat.is_some() {
+            let _ = writeln!(stderr, "── run {round}/{repeat} ──");
+        }
+        // Only `--repeat` reads the clock per run, so a single run's clock reads (and the
+        // session ids derived from them) are as before.
+        let round_started = if opts.repeat.is_some() {
+            ctx.clock.now_ms()
+        } else {
+            started
+        };
+        let mut runs: Vec<SuiteRun> = Vec::new();
+        for dir in &plan.suites {
+            let filter = match (&plan.path_filter, &opts.filter) {
+                (Some(p), _) if opts.filter.is_none() => Some(p.clone()),
+                (_, f) => f.clone(),
+            };
+            let mut ro = RunOptions::new(&fs, ctx.clock);
+            ro.grades = GradePolicy {
+                skip: opts.skip_grades,
+                model: match &live {
+                    Some(l) => Some(ModelConfig {
+                        base_url: l.env.base_url.clone(),
+                        model: l.env.model.clone(),
+                    }),
+                    None => ctx.model.clone(),
+                },
+            };
+            let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
+            let live_judge = || -> Box<dyn Judge> {
+                match (&live, &workflow) {
+                    (Some(l), Some(wf)) => {
+                        let (model, temperature, max_tokens) =
+                            crate::model::config::judge_settings(wf, &l.env);
+                        Box::new(ModelJudge::new(
+                            (l.chat.0)(&l.env),
+                            JudgeSettings {
+                                model,
+                                temperature,
+                                max_tokens,
+                                timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
+                            },
+                            l.usage.clone(),
+                        ))
+                    }
+                    _ => Box::new(crate::grade::NoJudge),
+                }
+            };
+            if let Some(l) = &live {
+                // The selection rule (crate::select): a cassette, then an agent script, still
+                // win; the model plays the cases that have neither (and re-records cassettes
+                // under `--record new|all`). Agent-script cases are graded by the live judge.
+                ro.live = true;
+                ro.live_model = Some(LiveModel {
+                    env: &l.env,
+                    chat: &chat,
+                });
+                ro.judge = Some(&live_judge);
+            }
+            ro.record = record;
+            ro.strict_cassettes = opts.strict_cassettes;
+            ro.save_cassette = Some(&save_cassette);
+            ro.usage = Some(model_usage.clone());
+            ro.filter = filter.clone();
+            ro.bail = opts.bail;
+            ro.allow_no_agent = opts.allow_no_agent;
+            ro.script_host = Some(&make_host);
+            let count = discover_cases(&fs, dir)
+                .iter()
+                .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
+                .count();
+            let _ = report::header(stderr, &dir.slug, count);
+            if let Some(l) = &live {
+                let _ = writeln!(
+                    stderr,
+                    "  live model: agent and judge on `{}` (ARCHMAX_MODEL unless the workflow names one)",
+                    inert(&l.env.model)
+                );
+            }
+            // Token use per case: every case of a live run, and every case that replayed a
+            // cassette (its recorded usage), so a replay reports what the recording did.
+            let mut per_case: std::collections::BTreeMap<String, RunUsage> = Default::default();
+            let mut seen_calls = model_usage.lock().map(|g| g.calls.len()).unwrap_or(0);
+            let mut narrate = |run: &crate::interpret::CaseRun| {
+                let _ = report::case(stderr, run);
+                let _ = report::case_evidence(stderr, run, opts.verbose);
+                let calls = model_usage
+                    .lock()
+                    .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
+                    .unwrap_or_default();
+                seen_calls += calls.len();
+                if live.is_some() || !calls.is_empty() {
+                    let u = RunUsage::of(&calls, &prices);
+                    let _ = writeln!(stderr, "      {}", u.line());
+                    per_case.insert(run.result.id.clone(), u);
+                }
+            };
+            let run = match run_workflow(&ro, dir, &mut narrate) {
+                Ok(r) => r,
+                Err(SuiteError::Refused(m)) => {
+                    let _ = writeln!(stderr, "Error: {}", inert(&m));
+                    return 1;
+                }
+                Err(SuiteError::NoWorkflow(m)) => return usage(stderr, &m),
+            };
+            if run.result.skipped.is_some() {
+                let _ = writeln!(stderr, "{}: suite skipped — disabled", inert(&dir.slug));
+            } else if run.filter_matched_nothing {
+                let _ = writeln!(
+                    stderr,
+                    "Error: no cases matched '{}' ({} discovered)",
+                    inert(filter.as_deref().unwrap_or("")),
+                    run.result.discovered
+                );
+                code = 1;
+            } else {
+                let _ = report::summary(stderr, &run);
+            }
+            let mut run = run;
+            if live.is_some() || !per_case.is_empty() {
+                let mut suite = RunUsage::default();
+                for u in per_case.values() {
+                    suite.add(u);
+                }
+                // Every case gets a figure (zero when the model played no part), so a replay
+                // reports exactly what its live recording did.
+                for c in &mut run.cases {
+                    c.result.usage = Some(per_case.get(&c.result.id).copied().unwrap_or_default());
+                }
+                for r in &mut run.result.results {
+                    r.usage = Some(per_case.get(&r.id).copied().unwrap_or_default());
+                }
+                run.result.usage = Some(suite);
+                let _ = writeln!(stderr, "{}: {}", inert(&dir.slug), suite.line());
+            }
+            code = code.max(run.result.exit_code);
+            let bail = opts.bail
+                && run
+                    .result
+                    .results
+                    .iter()
+                    .any(|r| r.verdict.status == crate::interpret::VerdictStatus::Failed);
+            runs.push(run);
+            if bail {
+                bailed = true;
+                break;
+            }
+        }
+        let round_ms = if opts.repeat.is_some() {
+            ctx.clock.now_ms().saturating_sub(round_started)
+        } else {
+            0
+        };
+        rounds.push((runs, round_started, round_ms));
     }
     let duration = ctx.clock.now_ms().saturating_sub(started);
+    let rates = opts.repeat.map(|_| {
+        let suites: Vec<Vec<SuiteRun>> = rounds.iter().map(|(r, _, _)| r.clone()).collect();
+        report::pass_rates(&suites)
+    });
+    if let Some(rates) = &rates {
+        let _ = report::pass_rate_narration(stderr, rounds.len(), rates);
+    }
+    // Coverage, the stdout line and the single-run shapes read the first run; with
+    // `--repeat` the JSON and the reporters carry every run (see `repeat_json`).
+    let empty = Vec::new();
+    let runs: &Vec<SuiteRun> = rounds.first().map(|(r, _, _)| r).unwrap_or(&empty);
     let coverage: Vec<crate::coverage::SuiteCoverage> = if want_coverage {
         runs.iter()
             .filter(|r| r.result.skipped.is_none())
@@ -573,19 +636,29 @@ pub fn run_cli_with(
             code = code.max(1);
         }
     }
+    let repeat_doc = rates
+        .as_ref()
+        .map(|rates| repeat_json(repeat, &rounds, rates));
     if opts.json {
-        let json = match runs.as_slice() {
-            [one] => serde_json::to_string_pretty(&report::result_json(one)),
-            many => serde_json::to_string_pretty(
+        let json = match (&repeat_doc, runs.as_slice()) {
+            (Some(doc), _) => serde_json::to_string_pretty(doc),
+            (None, [one]) => serde_json::to_string_pretty(&report::result_json(one)),
+            (None, many) => serde_json::to_string_pretty(
                 &many.iter().map(report::result_json).collect::<Vec<_>>(),
             ),
         };
         let _ = writeln!(stdout, "{}", json.unwrap_or_default());
+    } else if repeat_doc.is_some() {
+        let mut total = Counts::default();
+        for r in rounds.iter().flat_map(|(r, _, _)| r) {
+            total.add(Counts::of(r));
+        }
+        let _ = writeln!(stdout, "{} runs: {}", rounds.len(), total.line());
     } else if runs.len() == 1 && runs.iter().all(|r| r.result.skipped.is_some()) {
         let _ = writeln!(stdout, "suite skipped — disabled");
     } else {
         let mut total = Counts::default();
-        for r in &runs {
+        for r in runs {
             total.add(Counts::of(r));
         }
         let _ = writeln!(stdout, "{}", total.line());
@@ -603,9 +676,16 @@ pub fn run_cli_with(
             coverage: want_coverage,
         };
         let written = crate::disk::output_dir(cwd, &given).and_then(|dir| {
-            write_reports(&dir, &opts.reporters, &runs, &fs, &meta)
-                .and_then(|()| write_coverage(&dir, &coverage, want_coverage))
-                .map_err(|e| e.to_string())
+            write_reports(
+                &dir,
+                &opts.reporters,
+                &rounds,
+                &fs,
+                &meta,
+                repeat_doc.as_ref(),
+            )
+            .and_then(|()| write_coverage(&dir, &coverage, want_coverage))
+            .map_err(|e| e.to_string())
         });
         if let Err(e) = written {
             let _ = writeln!(
@@ -625,49 +705,114 @@ pub fn run_cli_with(
     code
 }
 
-/// Writes the reporters' files and appends the `history.jsonl` row in the output folder
-/// `out` (already checked by [`crate::disk::output_dir`]). Every file goes through
+/// The `--json` document of `--repeat N` (docs/cli.md): `{"repeat": N, "runs": [...],
+/// "passRates": [...]}`, where each of `runs` is what `--json` prints for one run (an
+/// object, or an array with several workflows) and `passRates` is [`report::PassRate`] per
+/// case.
+fn repeat_json(
+    repeat: u32,
+    rounds: &[(Vec<SuiteRun>, u64, u64)],
+    rates: &[report::PassRate],
+) -> serde_json::Value {
+    let runs: Vec<serde_json::Value> = rounds
+        .iter()
+        .map(|(r, _, _)| match r.as_slice() {
+            [one] => report::result_json(one),
+            many => serde_json::Value::Array(many.iter().map(report::result_json).collect()),
+        })
+        .collect();
+    serde_json::json!({
+        "repeat": repeat,
+        "runs": runs,
+        "passRates": rates,
+    })
+}
+
+/// Writes the reporters' files and appends the `history.jsonl` rows in the output folder
+/// `out` (already checked by [`crate::disk::output_dir`]): one row per run, so `--repeat N`
+/// appends N rows (`round`, `rounds` set). Every file goes through
 /// [`crate::disk::replace_file`] / [`crate::disk::append_file`]: a symbolic link planted at
 /// a report's name is replaced, never written through ("safe writes").
+///
+/// With `--repeat` (`repeat_doc` is `Some`): JUnit and Markdown hold every run, each suite
+/// named `<workflow> (run i/N)`, and Markdown ends with the pass-rate table;
+/// `results.json` is `repeat_doc`; the HTML report shows the first run.
 fn write_reports(
     out: &Path,
     reporters: &[String],
-    runs: &[SuiteRun],
+    rounds: &[(Vec<SuiteRun>, u64, u64)],
     fs: &dyn FileAccess,
     meta: &crate::report_html::HtmlMeta,
+    repeat_doc: Option<&serde_json::Value>,
 ) -> std::io::Result<()> {
+    let first: &[SuiteRun] = rounds.first().map(|(r, _, _)| r.as_slice()).unwrap_or(&[]);
+    let n = rounds.len();
+    let labelled: Vec<SuiteRun> = if repeat_doc.is_some() {
+        rounds
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (r, _, _))| {
+                r.iter().map(move |s| {
+                    let mut s = s.clone();
+                    s.result.workflow = format!("{} (run {}/{n})", s.result.workflow, i + 1);
+                    s
+                })
+            })
+            .collect()
+    } else {
+        first.to_vec()
+    };
     for r in reporters {
         let mut buf = Vec::new();
         let name = match r.as_str() {
             "junit" => {
-                report::junit(&mut buf, runs)?;
+                report::junit(&mut buf, &labelled)?;
                 "junit.xml"
             }
             "markdown" => {
-                report::markdown(&mut buf, runs)?;
+                report::markdown(&mut buf, &labelled)?;
+                if repeat_doc.is_some() {
+                    let suites: Vec<Vec<SuiteRun>> =
+                        rounds.iter().map(|(r, _, _)| r.clone()).collect();
+                    report::pass_rate_markdown(&mut buf, n, &report::pass_rates(&suites))?;
+                }
                 "report.md"
             }
             "html" => {
-                crate::report_html::html(&mut buf, runs, fs, meta)?;
+                crate::report_html::html(&mut buf, first, fs, meta)?;
                 "report.html"
             }
             _ => {
-                let v: Vec<_> = runs.iter().map(report::result_json).collect();
-                buf = serde_json::to_vec_pretty(&v).map_err(std::io::Error::other)?;
+                buf = match repeat_doc {
+                    Some(doc) => serde_json::to_vec_pretty(doc),
+                    None => {
+                        let v: Vec<_> = first.iter().map(report::result_json).collect();
+                        serde_json::to_vec_pretty(&v)
+                    }
+                }
+                .map_err(std::io::Error::other)?;
                 buf.push(b'\n');
                 "results.json"
             }
         };
         crate::disk::replace_file(out, name, &buf)?;
     }
-    let mut row = serde_json::to_string(&report::history_row(
-        runs,
-        meta.started_ms,
-        meta.duration_ms,
-    ))
-    .map_err(std::io::Error::other)?;
-    row.push('\n');
-    crate::disk::append_file(out, "history.jsonl", row.as_bytes())
+    let mut rows = String::new();
+    for (i, (runs, started, duration)) in rounds.iter().enumerate() {
+        let (started, duration) = if repeat_doc.is_some() {
+            (*started, *duration)
+        } else {
+            (meta.started_ms, meta.duration_ms)
+        };
+        let mut row = report::history_row(runs, started, duration);
+        if repeat_doc.is_some() {
+            row.round = u32::try_from(i + 1).ok();
+            row.rounds = u32::try_from(n).ok();
+        }
+        rows.push_str(&serde_json::to_string(&row).map_err(std::io::Error::other)?);
+        rows.push('\n');
+    }
+    crate::disk::append_file(out, "history.jsonl", rows.as_bytes())
 }
 
 /// Writes `coverage.json` (`{version, workflows}`, docs/cli.md) and `coverage.md` (one

@@ -81,6 +81,15 @@ enum Command {
         /// ARCHMAX_API_KEY, ARCHMAX_MODEL; docs/live-agent.md). Without it no model is called.
         #[arg(long)]
         live: bool,
+        /// Run every case N times (1 to 100) and report each case's pass rate; one
+        /// `history.jsonl` row per run. Meant for `--live`, where answers vary.
+        #[arg(long, value_name = "N")]
+        repeat: Option<u32>,
+        /// Read unsaved editor buffers from stdin, a JSON object of workspace-relative path
+        /// (below `workflows/`) → text, and run them instead of the files on disk (at most
+        /// 16 MiB, 1,000 buffers).
+        #[arg(long)]
+        buffers_stdin: bool,
         /// What to do with cassettes (`<case>.cassette.json`, docs/cassettes.md): `once`
         /// records a case without one and replays one that exists; `new` replays and
         /// records the rest live; `all` re-records; `none` only replays. Recording needs
@@ -234,10 +243,23 @@ fn main() -> ExitCode {
             coverage,
             coverage_min,
             live,
+            repeat,
+            buffers_stdin,
             record,
             strict_cassettes,
         }) => {
             init_logging("warn");
+            let buffers = if buffers_stdin {
+                match wfx_runner::buffers::read_buffers(&mut std::io::stdin().lock()) {
+                    Ok(b) => Some(b),
+                    Err(m) => {
+                        eprintln!("Error: {}", wfx_schemas::inert::inert(&m));
+                        return ExitCode::from(2);
+                    }
+                }
+            } else {
+                None
+            };
             let opts = wfx_runner::cli::TestOptions {
                 target,
                 filter,
@@ -257,6 +279,8 @@ fn main() -> ExitCode {
                     |env| Box::new(wfx_lsp::live::HttpTransport::new(env)),
                 ))),
                 env: None,
+                repeat,
+                buffers,
                 record: wfx_runner::cassette::RecordMode::parse(&record),
                 strict_cassettes,
             };
