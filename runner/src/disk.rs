@@ -21,7 +21,9 @@
 //! * Listings still name a file link that leaves the root (so discovery finds it and
 //!   `check` reports it); reading it is what is refused. [`FileAccess::is_file`] is false
 //!   for it.
-//! * Files over [`MAX_FILE_BYTES`] are refused rather than read ("bounded work").
+//! * Files over [`MAX_FILE_BYTES`], or over the smaller bound a caller gives
+//!   [`FileAccess::read_max`], are refused by their size before any byte is read
+//!   ([`FileError::TooLarge`], "bounded work").
 //!
 //! Cost: the root is canonicalized once; each distinct folder once per `DiskFiles` (a cache
 //! shared by its clones); each file costs one `lstat`, plus one `realpath` only when the
@@ -46,9 +48,16 @@ use std::sync::{Arc, Mutex};
 
 use wfx_schemas::files::{DirEntry, FileAccess, FileError};
 
-/// Files larger than this (bytes) are refused with [`FileError::Other`] rather than read,
-/// so no single file can exhaust memory ("bounded work"). 64 MiB.
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Files larger than this (bytes) are refused by their size, before any of it is read, with
+/// [`FileError::TooLarge`], so no single file can exhaust memory ("bounded work",
+/// docs/security.md). 16 MiB: the largest file any format reads (a cassette,
+/// `cassette::MAX_BYTES`); callers reading a smaller kind pass its own bound to
+/// [`FileAccess::read_max`] (a YAML document 8 MiB, a hook or skill script 1 MiB).
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The largest old file [`append_file`] reads to extend (`history.jsonl`), in bytes: 64 MiB.
+/// An output file, not a workspace input, so it has its own, larger bound.
+pub const MAX_APPEND_BYTES: u64 = 64 * 1024 * 1024;
 
 /// True when the folder symlink `link`, found in the root-relative folder `dir` of the
 /// workspace at `root`, leads back to `dir`, to one of the folders `dir` was reached
@@ -275,34 +284,42 @@ impl FileAccess for DiskFiles {
     }
 
     fn read(&self, path: &str) -> Result<Vec<u8>, FileError> {
+        self.read_max(path, MAX_FILE_BYTES)
+    }
+
+    /// Refuses a file over `max_bytes` (at most [`MAX_FILE_BYTES`]) by its size, before
+    /// reading any of it: [`FileError::TooLarge`].
+    fn read_max(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+        let max_bytes = max_bytes.min(MAX_FILE_BYTES);
         let p = self.resolve(path)?;
         let meta = std::fs::metadata(&p).map_err(|e| io_error(&e))?;
         if meta.is_dir() {
             return Err(FileError::Other("it is a folder".into()));
         }
         not_regular(&meta)?;
+        let too_large = |bytes: u64| FileError::TooLarge {
+            bytes,
+            limit: max_bytes,
+        };
+        if meta.len() > max_bytes {
+            return Err(too_large(meta.len()));
+        }
         // Opened without blocking, then checked again on the open file: a named pipe or a
         // device swapped in after the first look is refused instead of hanging the read.
         let file = open_nonblocking(&p).map_err(|e| io_error(&e))?;
         let meta = file.metadata().map_err(|e| io_error(&e))?;
         not_regular(&meta)?;
-        let too_large = || {
-            FileError::Other(format!(
-                "the file is larger than {} MiB",
-                MAX_FILE_BYTES / (1024 * 1024)
-            ))
-        };
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(too_large());
+        if meta.len() > max_bytes {
+            return Err(too_large(meta.len()));
         }
         let mut out = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, MAX_FILE_BYTES.saturating_add(1)),
+            &mut std::io::Read::take(file, max_bytes.saturating_add(1)),
             &mut out,
         )
         .map_err(|e| io_error(&e))?;
-        if out.len() as u64 > MAX_FILE_BYTES {
-            return Err(too_large());
+        if out.len() as u64 > max_bytes {
+            return Err(too_large(out.len() as u64));
         }
         Ok(out)
     }
@@ -369,16 +386,16 @@ pub fn replace_file(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>
 /// Appends `bytes` to the file `name` of `dir` without writing through a link: the old
 /// content is read only when `dir/name` is a regular file (a link or anything else there is
 /// not read, and is replaced), then the whole is written with [`replace_file`]. An old file
-/// over [`MAX_FILE_BYTES`] is an error rather than read.
+/// over [`MAX_APPEND_BYTES`] is an error rather than read.
 pub fn append_file(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let target = dir.join(name);
     let mut content = match std::fs::symlink_metadata(&target) {
         Ok(m) if m.is_file() => {
-            if m.len() > MAX_FILE_BYTES {
+            if m.len() > MAX_APPEND_BYTES {
                 return Err(std::io::Error::other(format!(
                     "{} is larger than {} MiB; move it away",
                     target.display(),
-                    MAX_FILE_BYTES / (1024 * 1024)
+                    MAX_APPEND_BYTES / (1024 * 1024)
                 )));
             }
             std::fs::read(&target)?

@@ -99,7 +99,9 @@ fn fs_error(norm: &str, what: &str, e: FileError) -> FsError {
     match e {
         FileError::NotFound => FsError::NotFound(norm.to_owned()),
         FileError::OutsideWorkspace => FsError::Escapes(norm.to_owned()),
-        FileError::Other(m) => FsError::Io(format!("cannot {what} `{norm}`: {m}")),
+        e @ (FileError::Other(_) | FileError::TooLarge { .. }) => {
+            FsError::Io(format!("cannot {what} `{norm}`: {e}"))
+        }
     }
 }
 

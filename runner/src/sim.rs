@@ -1720,8 +1720,18 @@ impl<'w, 'h> Simulator<'w, 'h> {
     ) -> Result<Result<HookVerdict, ScriptError>, SimError> {
         let wf = self.session.wf();
         let file = join(&self.session.cfg.dir.dir(), path);
-        let source = match self.session.cfg.workspace.read_text(&file) {
+        let source = match self
+            .session
+            .cfg
+            .workspace
+            .read_text_max(&file, wfx_schemas::check::MAX_SCRIPT_BYTES)
+        {
             Ok(s) => s,
+            Err(e @ wfx_schemas::files::FileError::TooLarge { .. }) => {
+                return Ok(Err(ScriptError::Failed(format!(
+                    "hook `{path}` ({file}) was not run: {e}"
+                ))));
+            }
             Err(wfx_schemas::files::FileError::OutsideWorkspace) => {
                 return Ok(Err(ScriptError::Failed(format!(
                     "hook `{path}` leaves the workspace ({file}: `..`, an absolute path or a symbolic link leading outside); it was not run"

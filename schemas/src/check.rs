@@ -39,7 +39,7 @@ pub struct WorkflowInfo {
 /// Reads and parses `workflow.yaml` of `dir`; `None` when the file is missing or unreadable.
 pub fn load_workflow(fs: &dyn FileAccess, dir: &WorkflowDir) -> Option<WorkflowInfo> {
     let path = dir.spec_path();
-    let text = fs.read_text(&path).ok()?;
+    let text = fs.read_text_max(&path, DOC_MAX_BYTES).ok()?;
     Some(build_workflow_info(dir, path, text))
 }
 
@@ -50,19 +50,35 @@ pub fn load_workflow(fs: &dyn FileAccess, dir: &WorkflowDir) -> Option<WorkflowI
 #[derive(Debug, Default)]
 pub struct WorkflowCache {
     entries: std::sync::Mutex<BTreeMap<String, Arc<WorkflowInfo>>>,
+    /// The skill registries (`skills/*/SKILL.md`) read during one check run, by skills
+    /// folder; `None` for a long-lived cache (the server's), which re-reads them per check
+    /// so an edited `SKILL.md` is never served stale.
+    skills: Option<rules::workflow_cross::SkillCache>,
 }
 
 impl WorkflowCache {
-    /// A new, empty cache.
+    /// A new, empty cache for a long-lived caller (the server): `workflow.yaml` texts are
+    /// compared in full on each use; skill registries are not kept.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A new, empty cache for one check run (`check_paths`, `check_workspace`, …): it also
+    /// keeps each workspace's skill registry, so every `SKILL.md` is read once per run, not
+    /// once per workflow (bounded work, docs/security.md). The files must not change during
+    /// the run.
+    pub fn for_run() -> Self {
+        Self {
+            entries: std::sync::Mutex::default(),
+            skills: Some(rules::workflow_cross::SkillCache::default()),
+        }
     }
 
     /// The loaded `workflow.yaml` of `dir`, parsed at most once per distinct text; `None`
     /// when the file is missing or unreadable.
     pub fn load(&self, fs: &dyn FileAccess, dir: &WorkflowDir) -> Option<Arc<WorkflowInfo>> {
         let path = dir.spec_path();
-        let text = fs.read_text(&path).ok()?;
+        let text = fs.read_text_max(&path, DOC_MAX_BYTES).ok()?;
         self.load_text(dir, &path, text)
     }
 
@@ -138,9 +154,21 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Reads a file as text, turning failures into a diagnostic at the top of the file.
+/// The bound (bytes) a workspace document (a case, `workflow.yaml`, an agent script,
+/// `WORKFLOW.md`) is read with: [`crate::yaml::MAX_BYTES`], 8 MiB. A larger file is refused
+/// by its size before it is read (`WFX008`), so `check` never holds more of it.
+pub const DOC_MAX_BYTES: u64 = crate::yaml::MAX_BYTES as u64;
+
+/// The bound (bytes) a hook or skill script is read with: 1 MiB. A larger script is refused by
+/// its size before it is read: `WFX504` in `check` and the editor, a failed hook in a run,
+/// so its syntax check (seconds and hundreds of megabytes for a 64 MiB script) never
+/// happens (bounded work, docs/security.md).
+pub const MAX_SCRIPT_BYTES: u64 = 1024 * 1024;
+
+/// Reads a file as text, turning failures into a diagnostic at the top of the file. A file
+/// over [`DOC_MAX_BYTES`] is refused by its size before it is read (`WFX008`).
 fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
-    match fs.read(path) {
+    match fs.read_max(path, DOC_MAX_BYTES) {
         Ok(bytes) => crate::text::decode(&bytes).map_err(|at| {
             Diagnostic::new(
                 &diagnostics::INVALID_UTF8,
@@ -167,13 +195,22 @@ fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
             TextRange::empty(0),
             format!("`{path}` is a symbolic link that leaves the workspace; it was not read"),
         )),
+        Err(FileError::TooLarge { bytes, limit }) => Err(Diagnostic::new(
+            &diagnostics::FILE_TOO_LARGE,
+            path,
+            TextRange::empty(0),
+            format!(
+                "the file is {bytes} bytes, over the {} bound of a workspace file; it was not read",
+                crate::files::human_bytes(limit)
+            ),
+        )),
     }
 }
 
 /// Diagnostics of one file, cross-file rules included. Files that are not a workflow spec,
 /// a case, an agent script or `WORKFLOW.md` get none. `path` is workspace-relative.
 pub fn check_file(fs: &dyn FileAccess, path: &str) -> Vec<Diagnostic> {
-    let cache = WorkflowCache::new();
+    let cache = WorkflowCache::for_run();
     check_file_in(&Ctx::new(fs, &cache), path)
 }
 
@@ -291,7 +328,13 @@ fn check_kind(
                 out.extend(doc);
                 if usable {
                     let model = Workflow::from_node(root);
-                    out.extend(rules::workflow_cross::check_workflow(fs, dir, path, &model));
+                    out.extend(rules::workflow_cross::check_workflow(
+                        fs,
+                        dir,
+                        path,
+                        &model,
+                        ctx.cache.skills.as_ref(),
+                    ));
                 }
             }
         }
@@ -335,7 +378,7 @@ fn check_kind(
 /// Diagnostics of a workflow folder: `workflow.yaml` (or its absence), `WORKFLOW.md`, every
 /// case and every agent script (FORMAT §D.2).
 pub fn check_workflow_dir(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnostic> {
-    let cache = WorkflowCache::new();
+    let cache = WorkflowCache::for_run();
     check_workflow_dir_in(&Ctx::new(fs, &cache), dir)
 }
 
@@ -454,7 +497,7 @@ pub fn check_workspace(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
         .iter()
         .flat_map(|wf| workflow_dir_jobs(fs, wf))
         .collect();
-    let mut out = run_jobs(fs, &WorkflowCache::new(), &jobs);
+    let mut out = run_jobs(fs, &WorkflowCache::for_run(), &jobs);
     sort_diagnostics(&mut out);
     out
 }
@@ -543,7 +586,7 @@ fn unchecked_file_reason(path: &str) -> String {
 /// and a folder with none of them below it, are returned in [`PathsCheck::unchecked`] and
 /// not counted, so no caller can report "no problems" for them.
 pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<PathsCheck, String> {
-    let cache = WorkflowCache::new();
+    let cache = WorkflowCache::for_run();
     let mut jobs = Vec::new();
     let mut files = std::collections::BTreeSet::new();
     let mut unchecked = Vec::new();

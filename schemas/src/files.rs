@@ -19,6 +19,27 @@ pub enum FileError {
     /// root. Nothing was read or written ("confinement" promise). Callers report it on the
     /// path as given (the link), never on its target.
     OutsideWorkspace,
+    /// The file is larger than the bound the caller read it with (`limit`, bytes): it was
+    /// refused by its size, before any of it was read (the disk layer decides by `stat`),
+    /// so no file can make a reader hold more than its bound ("bounded work",
+    /// docs/security.md). `bytes` is the file's size.
+    TooLarge {
+        /// The file's size in bytes.
+        bytes: u64,
+        /// The bound it was read with, in bytes.
+        limit: u64,
+    },
+}
+
+/// Formats a byte count for a message: whole MiB when it is a multiple of 1 MiB, else bytes
+/// (`8 MiB`, `9000000 bytes`).
+pub fn human_bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else {
+        format!("{n} bytes")
+    }
 }
 
 impl std::fmt::Display for FileError {
@@ -28,6 +49,11 @@ impl std::fmt::Display for FileError {
             FileError::Other(why) => f.write_str(why),
             FileError::OutsideWorkspace => f.write_str(
                 "it leads outside the workspace (a symbolic link, an absolute path or `..`); it was not read",
+            ),
+            FileError::TooLarge { bytes, limit } => write!(
+                f,
+                "the file is {bytes} bytes, over the {} bound; it was not read",
+                human_bytes(*limit)
             ),
         }
     }
@@ -47,6 +73,26 @@ pub struct DirEntry {
 pub trait FileAccess: Sync {
     /// The file's bytes.
     fn read(&self, path: &str) -> Result<Vec<u8>, FileError>;
+    /// The file's bytes when it holds at most `max_bytes` bytes, else
+    /// [`FileError::TooLarge`]. The disk layer decides by the file's size before reading
+    /// any of it; this default reads, then compares. Callers pass the bound of what they
+    /// read (`yaml::MAX_BYTES` for a YAML document, `check::MAX_SCRIPT_BYTES` for a script).
+    fn read_max(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+        let bytes = self.read(path)?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(FileError::TooLarge {
+                bytes: bytes.len() as u64,
+                limit: max_bytes,
+            });
+        }
+        Ok(bytes)
+    }
+    /// [`Self::read_text`] with the bound of [`Self::read_max`].
+    fn read_text_max(&self, path: &str, max_bytes: u64) -> Result<String, FileError> {
+        let bytes = self.read_max(path, max_bytes)?;
+        crate::text::decode(&bytes)
+            .map_err(|at| FileError::Other(format!("not valid UTF-8 at byte {at}")))
+    }
     /// The folder's entries, sorted by name. A missing folder is `NotFound`.
     fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError>;
     /// True when `path` is an existing file.

@@ -11,9 +11,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use wfx_schemas::check::load_workflow;
+use wfx_schemas::check::{MAX_SCRIPT_BYTES, load_workflow};
 use wfx_schemas::diagnostics::{self, Diagnostic, sort_diagnostics};
-use wfx_schemas::files::FileAccess;
+use wfx_schemas::files::{FileAccess, FileError, human_bytes};
 use wfx_schemas::model::workflow::HookKind;
 use wfx_schemas::text::TextRange;
 use wfx_schemas::workspace::WorkflowDir;
@@ -34,6 +34,57 @@ const CHECK_FILE: &str = "wfx-check.js";
 /// Every import statement is blanked either way (foreign ones are [`foreign_imports`]'
 /// business), and the body may use top-level `await` and `return` (FORMAT §A.6, §E.7).
 pub fn check_syntax(source: &str, is_module: bool) -> Option<(u32, String)> {
+    if let Some(hit) = syntax_cache_get(source, is_module) {
+        return hit;
+    }
+    let got = check_syntax_uncached(source, is_module);
+    syntax_cache_put(source, is_module, got.clone());
+    got
+}
+
+/// The most source text (bytes) the syntax-check cache keeps: 32 MiB (32 scripts at the
+/// 1 MiB script bound). Past it the cache is emptied and starts again.
+pub const MAX_SYNTAX_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Results of [`check_syntax`] by (kind, full source text): a script whose text did not
+/// change is not parsed again (the server checks every hook script on each keystroke in
+/// `workflow.yaml`; bounded work). Keyed by the whole text, so a hit is exact, never a
+/// hash collision.
+type SyntaxCache = std::collections::HashMap<(bool, String), Option<(u32, String)>>;
+
+static SYNTAX_CACHE: std::sync::Mutex<Option<(SyntaxCache, usize)>> = std::sync::Mutex::new(None);
+
+/// How many times QuickJS's compile-only parse ran in this process (cache misses of
+/// [`check_syntax`]); for tests and benchmarks.
+pub static SYNTAX_PARSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn syntax_cache_get(source: &str, is_module: bool) -> Option<Option<(u32, String)>> {
+    let guard = SYNTAX_CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (map, _) = guard.as_ref()?;
+    map.get(&(is_module, source.to_owned())).cloned()
+}
+
+fn syntax_cache_put(source: &str, is_module: bool, got: Option<(u32, String)>) {
+    if source.len() > MAX_SYNTAX_CACHE_BYTES {
+        return;
+    }
+    let mut guard = SYNTAX_CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (map, bytes) = guard.get_or_insert_with(Default::default);
+    if *bytes + source.len() > MAX_SYNTAX_CACHE_BYTES {
+        map.clear();
+        *bytes = 0;
+    }
+    if map.insert((is_module, source.to_owned()), got).is_none() {
+        *bytes += source.len();
+    }
+}
+
+fn check_syntax_uncached(source: &str, is_module: bool) -> Option<(u32, String)> {
+    SYNTAX_PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let body = source::prepare(source, is_module);
     let code = format!("{CHECK_PREFIX}{body}\n}})");
     let (message, at) = compile_only(&code, CHECK_FILE)?;
@@ -78,7 +129,8 @@ pub fn check_hook_scripts(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnos
         }
     }
     for (path, site) in scripts {
-        let Ok(text) = fs.read_text(&path) else {
+        // Over the bound: `WFX504` on the hook's `script:` (the workflow's cross-file rules).
+        let Ok(text) = fs.read_text_max(&path, MAX_SCRIPT_BYTES) else {
             continue;
         };
         let related = |d: Diagnostic| d.with_related(&info.path, site, "the hook is declared here");
@@ -110,8 +162,21 @@ pub fn check_skill_scripts(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
         );
     }
     for path in files {
-        let Ok(text) = fs.read_text(&path) else {
-            continue;
+        let text = match fs.read_text_max(&path, MAX_SCRIPT_BYTES) {
+            Ok(text) => text,
+            Err(FileError::TooLarge { bytes, limit }) => {
+                out.push(Diagnostic::new(
+                    &diagnostics::SCRIPT_TOO_LARGE,
+                    &path,
+                    TextRange::empty(0),
+                    format!(
+                        "the script is {bytes} bytes, over the {} bound of a script; it was not read",
+                        human_bytes(limit)
+                    ),
+                ));
+                continue;
+            }
+            Err(_) => continue,
         };
         for (range, spec) in foreign_imports(&text) {
             out.push(Diagnostic::new(
@@ -187,6 +252,22 @@ fn join(a: &str, b: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn syntax_checks_are_cached_by_content() {
+        let src = "export default () => ok(); // cache test 7f3a\n";
+        assert_eq!(syntax_cache_get(src, true), None);
+        let first = check_syntax(src, true);
+        assert_eq!(first, None);
+        assert_eq!(syntax_cache_get(src, true), Some(None));
+        // The kind is part of the key, and so is every byte of the text.
+        assert_eq!(syntax_cache_get(src, false), None);
+        let edited = "export default () => ok(; // cache test 7f3a\n";
+        assert_eq!(syntax_cache_get(edited, true), None);
+        let err = check_syntax(edited, true);
+        assert!(err.is_some());
+        assert_eq!(syntax_cache_get(edited, true), Some(err));
+    }
 
     #[test]
     fn hook_paths() {

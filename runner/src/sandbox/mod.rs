@@ -19,7 +19,10 @@ pub use host::QuickJsHost;
 mod engine;
 mod source;
 
-pub use check::{check_hook_scripts, check_scripts, check_skill_scripts, check_syntax};
+pub use check::{
+    MAX_SYNTAX_CACHE_BYTES, SYNTAX_PARSES, check_hook_scripts, check_scripts, check_skill_scripts,
+    check_syntax,
+};
 pub use source::{
     HARNESS_SPECIFIER, ImportStatement, Scan, camel_case, foreign_imports, is_harness_specifier,
     referenced_tools, scan, snake_from_camel,

@@ -53,11 +53,22 @@ Fails:\n```js\nexport default async function hook({ tools }) {\n  return ok(;\n}
 Passes:\n```js\nexport default async function hook({ tools }) {\n  return ok();\n}\n```"
 );
 
+code!(
+    SCRIPT_TOO_LARGE,
+    "WFX504",
+    "script-too-large",
+    Error,
+    "wfx",
+    "a hook or skill script is larger than 1 MiB",
+    "Hook scripts and skill scripts are read with a 1 MiB bound: a larger one is refused by its size before any of it is read, so neither `check` nor the editor parses it (a 64 MiB script cost seconds and hundreds of megabytes per check, on every keystroke in `workflow.yaml`), and a run fails the hook instead of loading it. For a hook the diagnostic sits on its `script:` in `workflow.yaml`; for a skill script, on the file.\n\nFails: `script: hooks/generated.js` naming a 5 MB file.\nPasses: any script up to 1 MiB."
+);
+
 /// The `WFX5xx` codes.
 pub static CODES: &[&CodeInfo] = &[
     &HOOK_FOREIGN_IMPORT_RETIRED,
     &SCRIPT_FOREIGN_IMPORT,
     &SCRIPT_SYNTAX,
+    &SCRIPT_TOO_LARGE,
 ];
 
 /// WFX501 is retired: the same rule is `WFX3xx` `hook-foreign-import` in the workflow's

@@ -76,7 +76,7 @@ code!(
     Error,
     "wfx",
     "the file is too large to check",
-    "Files over 8 MiB are not parsed, and parsing stops at a file of more than 500,000 YAML nodes (scalars, aliases, lists and mappings, keys included): a case or workflow is a few kilobytes (the largest in real use are around 100 KiB, a few thousand nodes), and an editor must stay responsive whatever file is opened. The file is reported, not silently passed, so `check` fails.\n\nFails: a generated 50 MB case; `steps: [a, a, …]` with 2.6 million items.\nPasses: any file under 8 MiB and 500,000 nodes."
+    "Files over 8 MiB are refused by their size before any of them is read (so a hundred 60 MB files cost `check` nothing to hold), and parsing stops at a file of more than 500,000 YAML nodes (scalars, aliases, lists and mappings, keys included): a case or workflow is a few kilobytes (the largest in real use are around 100 KiB, a few thousand nodes), and an editor must stay responsive whatever file is opened. The file is reported, not silently passed, so `check` fails.\n\nFails: a generated 50 MB case; `steps: [a, a, …]` with 2.6 million items.\nPasses: any file under 8 MiB and 500,000 nodes."
 );
 code!(
     TOO_MANY_PROBLEMS,

@@ -123,7 +123,7 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
         // case has nothing to run against and its cross-file checks cannot run, which must
         // not pass silently (issue 13: a closed, undecodable workflow.yaml in the editor).
         let spec = ctx.dir.spec_path();
-        let why = match ctx.fs.read_text(&spec) {
+        let why = match ctx.fs.read_text_max(&spec, crate::check::DOC_MAX_BYTES) {
             Ok(_) => None,
             Err(crate::files::FileError::NotFound) => Some(format!(
                 "workflow folder `{}` has no `workflow.yaml`, so this case has nothing to run against",
@@ -132,7 +132,9 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
             Err(crate::files::FileError::OutsideWorkspace) => Some(format!(
                 "`{spec}` is a symbolic link leaving the workspace and was not read, so this case has nothing to run against and its cross-file checks did not run"
             )),
-            Err(crate::files::FileError::Other(e)) => Some(format!(
+            Err(
+                e @ (crate::files::FileError::Other(_) | crate::files::FileError::TooLarge { .. }),
+            ) => Some(format!(
                 "`{spec}` cannot be read ({e}), so this case has nothing to run against and its cross-file checks did not run"
             )),
         };

@@ -21,10 +21,11 @@
 //!   all of which the sandbox refuses too. It is textual: no JavaScript parser.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::check::load_workflow;
 use crate::diagnostics::{self as d, Code, Diagnostic};
-use crate::files::{FileAccess, join};
+use crate::files::{FileAccess, FileError, join};
 use crate::model::workflow::Workflow;
 use crate::rules::workflow::{TOOL_PATH_ARGS, is_hook_script_path, is_slug, is_usable};
 use crate::text::TextRange;
@@ -56,6 +57,7 @@ pub fn check_workflow(
     dir: &WorkflowDir,
     file: &str,
     wf: &Workflow,
+    skills: Option<&SkillCache>,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let root = &wf.root;
@@ -68,7 +70,10 @@ pub fn check_workflow(
     else {
         return out;
     };
-    let registry = Registry::load(fs, &dir.skills_dir());
+    let registry = match skills {
+        Some(cache) => cache.get(fs, &dir.skills_dir()),
+        None => Arc::new(Registry::load(fs, &dir.skills_dir())),
+    };
     check_skills(file, root, states, &registry, &mut out);
     for e in states {
         let slug = key_text(e);
@@ -217,7 +222,19 @@ fn hooks(
             continue;
         };
         let full = join(&dir.dir(), path);
-        match fs.read_text(&full) {
+        match fs.read_text_max(&full, crate::check::MAX_SCRIPT_BYTES) {
+            Err(FileError::TooLarge { bytes, limit }) => d::push_bounded(
+                out,
+                Diagnostic::new(
+                    &d::SCRIPT_TOO_LARGE,
+                    file,
+                    script.range,
+                    format!(
+                        "hook script of state `{slug}` `{full}` is {bytes} bytes, over the {} bound of a script; it was not read",
+                        crate::files::human_bytes(limit)
+                    ),
+                ),
+            ),
             Err(crate::files::FileError::OutsideWorkspace) => d::push_bounded(
                 out,
                 Diagnostic::new(
@@ -357,6 +374,35 @@ pub fn foreign_imports(source: &str) -> Vec<(String, TextRange)> {
 // ---------------------------------------------------------------------------------------
 // Skills registry.
 
+/// The largest `SKILL.md` read (bytes): 1 MiB. Only its frontmatter matters to the rules; a
+/// larger one is refused by its size, before it is read: the bundle counts as not loadable
+/// (its `WFX` skill-unloadable diagnostic names the bound; bounded work, docs/security.md).
+pub const MAX_SKILL_MD_BYTES: u64 = 1024 * 1024;
+
+/// The skill registries of one check run, by skills folder: each `SKILL.md` is read once per
+/// run instead of once per workflow (bounded work). Built by `WorkflowCache::for_run`.
+#[derive(Debug, Default)]
+pub struct SkillCache {
+    registries: std::sync::Mutex<BTreeMap<String, Arc<Registry>>>,
+}
+
+impl SkillCache {
+    /// The registry of `skills_dir`, loaded on first use. A poisoned lock is recovered.
+    fn get(&self, fs: &dyn FileAccess, skills_dir: &str) -> Arc<Registry> {
+        let lock = || {
+            self.registries
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(r) = lock().get(skills_dir) {
+            return r.clone();
+        }
+        // Loaded outside the lock; two threads racing both load, one result is kept.
+        let r = Arc::new(Registry::load(fs, skills_dir));
+        lock().entry(skills_dir.to_owned()).or_insert(r).clone()
+    }
+}
+
 /// A skill bundle found under `<root>/skills/` (FORMAT §D.2 step 5).
 #[derive(Clone, Debug)]
 struct Skill {
@@ -365,6 +411,7 @@ struct Skill {
 }
 
 /// A registry finding: the message, its code, and the `SKILL.md` site.
+#[derive(Debug)]
 struct SkillIssue {
     code: Code,
     message: String,
@@ -373,6 +420,7 @@ struct SkillIssue {
 }
 
 /// The loadable skills by slug, plus the problems found while reading them.
+#[derive(Debug)]
 struct Registry {
     skills: BTreeMap<String, Skill>,
     issues: Vec<SkillIssue>,
@@ -388,8 +436,21 @@ impl Registry {
             }
             let slug = entry.name;
             let skill_file = join(&join(skills_dir, &slug), "SKILL.md");
-            let Ok(raw) = fs.read_text(&skill_file) else {
-                continue;
+            let raw = match fs.read_text_max(&skill_file, MAX_SKILL_MD_BYTES) {
+                Ok(raw) => raw,
+                Err(FileError::TooLarge { bytes, limit }) => {
+                    issues.push(SkillIssue {
+                        code: &d::WFC_SKILL_UNLOADABLE,
+                        message: format!(
+                            "skill `{slug}` is skipped: `{skill_file}` is {bytes} bytes, over the {} bound of a `SKILL.md`; it was not read",
+                            crate::files::human_bytes(limit)
+                        ),
+                        file: skill_file.clone(),
+                        range: TextRange::empty(0),
+                    });
+                    continue;
+                }
+                Err(_) => continue,
             };
             let unloadable = |why: &str, issues: &mut Vec<SkillIssue>| {
                 issues.push(SkillIssue {

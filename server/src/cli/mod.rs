@@ -219,10 +219,18 @@ fn display(prefix: &str, file: &str) -> String {
     format!("{prefix}{file}")
 }
 
+/// The most text (bytes, all files together) a `check` report keeps for its code frames:
+/// 64 MiB. Past it a file's diagnostics are shown without a frame ("bounded work": a
+/// report on many large files holds at most this much of them).
+pub const MAX_FRAME_TEXT_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Text of a file for rendering: BOM stripped, invalid UTF-8 replaced (offsets before the
-/// first invalid byte are unchanged, which is where the WFX006 diagnostic points).
-fn load_text(fs: &dyn FileAccess, path: &str) -> Option<String> {
-    let bytes = fs.read(path).ok()?;
+/// first invalid byte are unchanged, which is where the WFX006 diagnostic points). `None`
+/// for a file over `budget` bytes (what is left of [`MAX_FRAME_TEXT_BYTES`]) or over the
+/// 8 MiB bound of a workspace document, which is refused by its size, never read.
+fn load_text(fs: &dyn FileAccess, path: &str, budget: u64) -> Option<String> {
+    let bound = budget.min(wfx_schemas::check::DOC_MAX_BYTES);
+    let bytes = fs.read_max(path, bound).ok()?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
     Some(String::from_utf8_lossy(bytes).into_owned())
 }
@@ -230,6 +238,7 @@ fn load_text(fs: &dyn FileAccess, path: &str) -> Option<String> {
 /// Runs every group; `Err` is a usage/IO message.
 fn run_groups(groups: &[Group]) -> Result<Report, String> {
     let mut report = Report::default();
+    let mut frame_budget = MAX_FRAME_TEXT_BYTES;
     for g in groups {
         let run = check_paths(&g.fs, &g.paths)?;
         let (mut diags, files) = (run.diagnostics, run.files);
@@ -253,7 +262,8 @@ fn run_groups(groups: &[Group]) -> Result<Report, String> {
             );
         }
         for f in wanted {
-            if let Some(t) = load_text(&g.fs, &f) {
+            if let Some(t) = load_text(&g.fs, &f, frame_budget) {
+                frame_budget = frame_budget.saturating_sub(t.len() as u64);
                 report.texts.insert(display(&g.prefix, &f), t);
             }
         }

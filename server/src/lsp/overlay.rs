@@ -68,6 +68,40 @@ impl FileAccess for Overlay {
         }
     }
 
+    fn read_max(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+        match self.open.get(&norm(path)) {
+            Some(t) if t.len() as u64 > max_bytes => Err(FileError::TooLarge {
+                bytes: t.len() as u64,
+                limit: max_bytes,
+            }),
+            Some(t) => Ok(t.as_bytes().to_vec()),
+            None => self
+                .disk
+                .as_ref()
+                .ok_or_else(not_read)?
+                .read_max(path, max_bytes),
+        }
+    }
+
+    fn read_text_max(&self, path: &str, max_bytes: u64) -> Result<String, FileError> {
+        match self.open.get(&norm(path)) {
+            Some(t) if t.len() as u64 > max_bytes => Err(FileError::TooLarge {
+                bytes: t.len() as u64,
+                limit: max_bytes,
+            }),
+            Some(t) => Ok(t.to_string()),
+            None => {
+                let bytes = self
+                    .disk
+                    .as_ref()
+                    .ok_or_else(not_read)?
+                    .read_max(path, max_bytes)?;
+                wfx_schemas::text::decode(&bytes)
+                    .map_err(|at| FileError::Other(format!("not valid UTF-8 at byte {at}")))
+            }
+        }
+    }
+
     fn read_text(&self, path: &str) -> Result<String, FileError> {
         match self.open.get(&norm(path)) {
             Some(t) => Ok(t.to_string()),

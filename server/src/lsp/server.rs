@@ -314,6 +314,18 @@ impl Ctx {
     }
 }
 
+/// Runs `check` (a document's diagnostics) only while `snap` is still the document's
+/// current text; `None`, having run nothing, once a newer version has arrived (bounded
+/// work: a superseded version is never checked).
+fn unless_superseded<T>(
+    docs: &Documents,
+    uri: &Uri,
+    snap: &Snapshot,
+    check: impl FnOnce() -> T,
+) -> Option<T> {
+    docs.is_current(uri, snap).then(check)
+}
+
 /// Diagnostics of one document, converted; a panic in the check yields one WFX901 at the
 /// top of the file.
 pub fn document_diagnostics(
@@ -531,10 +543,26 @@ impl Server {
         let s = self.session();
         let version = snap.version;
         let checked = snap.clone();
-        let diags =
-            tokio::task::spawn_blocking(move || document_diagnostics(&fs, &loc, &snap, &s)).await;
+        // A version superseded while this task waited for a blocking thread is not checked
+        // at all (typing fast in `workflow.yaml` queues one check per keystroke; bounded
+        // work): the newer version's own recheck follows.
+        let docs = self.docs.clone();
+        let current = uri.clone();
+        let diags = tokio::task::spawn_blocking(move || {
+            unless_superseded(&docs, &current, &snap, || {
+                document_diagnostics(&fs, &loc, &snap, &s)
+            })
+        })
+        .await;
         let diags = match diags {
-            Ok(mut d) => {
+            Ok(None) => {
+                tracing::debug!(
+                    "skipped checking superseded version {version} of {}",
+                    uri.as_str()
+                );
+                return;
+            }
+            Ok(Some(mut d)) => {
                 d.extend(self.run_diagnostics(uri));
                 d
             }
@@ -1999,6 +2027,34 @@ impl LanguageServer for Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_superseded_version_is_never_checked() {
+        let docs = Documents::new();
+        let uri: Uri = "file:///ws/workflows/a/workflow.yaml".parse().unwrap();
+        docs.open(uri.clone(), "states: {}\n", 1, None);
+        let old = docs.snapshot(&uri).unwrap();
+        assert_eq!(unless_superseded(&docs, &uri, &old, || 1), Some(1));
+        let change = lsp::TextDocumentContentChangeEvent {
+            range: None,
+            range_length: None,
+            text: "states: {a: {}}\n".into(),
+        };
+        assert_eq!(
+            docs.change(&uri, &[change], 2, PositionEncoding::Utf16),
+            Some(true)
+        );
+        let mut ran = false;
+        assert_eq!(
+            unless_superseded(&docs, &uri, &old, || {
+                ran = true;
+            }),
+            None
+        );
+        assert!(!ran, "a superseded version was checked");
+        let new = docs.snapshot(&uri).unwrap();
+        assert_eq!(unless_superseded(&docs, &uri, &new, || 2), Some(2));
+    }
 
     #[test]
     fn a_panicking_handler_becomes_an_internal_error() {
