@@ -392,3 +392,57 @@ async fn a_dropped_stale_change_keeps_the_run_annotations() {
     assert_eq!(c.hints(&case).await, before);
     assert_eq!(c.lenses(&case).await.len(), 2);
 }
+
+/// Issue 12: "cancel run" stops the hook that is running, not only the cases after it. The
+/// first hook of the case spins under the ceiling budget (`timeoutMs: 30000`, longer than
+/// this client's 20 s deadline); `wfx.cancelRun` during it ends the run ("cancelled").
+/// Without the cancel token reaching the sandbox the hook would run its 30 s and the wait
+/// below would fail at the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_run_stops_a_running_hook() {
+    let ws = corpus_copy();
+    let wf_dir = ws.path().join("workflows/order-lookup");
+    std::fs::write(
+        wf_dir.join("hooks/check-requester.js"),
+        "export default () => { for (;;) {} };\n",
+    )
+    .unwrap();
+    let wf = std::fs::read_to_string(wf_dir.join("workflow.yaml")).unwrap();
+    assert!(wf.contains("  timeoutMs: 15000\n"));
+    std::fs::write(
+        wf_dir.join("workflow.yaml"),
+        wf.replace("  timeoutMs: 15000\n", "  timeoutMs: 30000\n"),
+    )
+    .unwrap();
+    let case = wf_dir.join("tests/refund-approved.test.yaml");
+    let text = std::fs::read_to_string(&case).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), None).await;
+    c.open(&case, &text, 1).await;
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "wfx.runCase", "arguments": [uri(&case)]}),
+        )
+        .await;
+    assert!(r.is_null(), "{r}");
+    c.wait_for("the run's progress to begin", |m| {
+        m["method"] == "$/progress" && m["params"]["value"]["kind"] == "begin"
+    })
+    .await;
+    // Give the case time to reach the hook (a run takes milliseconds up to it).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "wfx.cancelRun", "arguments": [uri(&case)]}),
+        )
+        .await;
+    assert_eq!(r, json!(true), "the run was not running");
+    let end = c
+        .wait_for("the run's progress to end", |m| {
+            m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end"
+        })
+        .await;
+    assert_eq!(end["params"]["value"]["message"], "cancelled", "{end}");
+}

@@ -2,6 +2,10 @@
 //! (a fresh QuickJS runtime and context per call), for a trivial hook and for the example
 //! workspace's `check-requester.js` reading `orders.json` through the bridge (FORMAT §E.6).
 //! Run with `cargo bench -p wfx-runner --bench sandbox`; the issue's target is < 2 ms.
+//!
+//! Also the cost of the interrupt poll (issue 12, docs/performance.md "Sandbox time limit"):
+//! a tight loop of 3,000,000 additions (best of 5, ms), and how long a loop whose body is one
+//! `indexOf` over a 1 MiB string runs past a 1,000 ms `timeoutMs` before it is stopped.
 
 #![allow(clippy::print_stdout)]
 
@@ -61,4 +65,37 @@ fn main() {
         &input,
     );
     measure("check-requester.js", &hook, &mut bridge, &input);
+
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let out = run_hook(
+            "let s = 0; for (let i = 0; i < 3000000; i++) { s += i; }\nexport default () => ok();",
+            "hooks/tight.js",
+            &input,
+            &mut bridge,
+            &Budgets::default(),
+        );
+        best = best.min(start.elapsed());
+        assert!(out.verdict.is_ok(), "{:?}", out.verdict);
+    }
+    println!("tight loop (3,000,000 additions): best of 5 {best:?}");
+
+    let budgets = Budgets {
+        timeout_ms: 1_000,
+        ..Budgets::default()
+    };
+    let start = Instant::now();
+    let out = run_hook(
+        "const s = 'a'.repeat(1 << 20); let n = 0; while (true) { n += s.indexOf('b'); }",
+        "hooks/index-of.js",
+        &input,
+        &mut bridge,
+        &budgets,
+    );
+    println!(
+        "indexOf loop over 1 MiB, timeoutMs 1000: stopped after {:?} ({:?})",
+        start.elapsed(),
+        out.verdict
+    );
 }

@@ -71,7 +71,7 @@ impl std::fmt::Debug for EnvLookup {
 }
 
 /// Options of `wfx-lsp test [WORKFLOW|PATH] [FILTER] [--json] [--reporter junit|markdown|json|html]...
-/// [--out DIR] [--skip-grades] [--bail] [--live]`.
+/// [--out DIR] [--skip-grades] [--bail] [--live] [--buffers-stdin]`.
 #[derive(Clone, Debug, Default)]
 pub struct TestOptions {
     /// A workflow slug, a workflow folder, a workspace root or a case file.
@@ -116,6 +116,11 @@ pub struct TestOptions {
     pub chat: Option<ChatTransportFactory>,
     /// The environment of `--live` (`None`: the process environment).
     pub env: Option<EnvLookup>,
+    /// `--buffers-stdin`: the editor's unsaved buffers (workspace-relative path below
+    /// `workflows/` → text, read by [`crate::buffers::read_buffers`]), read instead of the
+    /// files on disk through [`crate::buffers::BufferOverlay`]. A refused path fails the run
+    /// (exit 2) before any case runs.
+    pub buffers: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// A resolved `--live` run: settings, the client and the shared token log.
@@ -324,7 +329,13 @@ pub fn run_cli_with(
             return 2;
         }
     };
-    let fs = DiskFiles::new(&plan.root);
+    let fs = match crate::buffers::BufferOverlay::new(
+        DiskFiles::new(&plan.root),
+        opts.buffers.clone().unwrap_or_default(),
+    ) {
+        Ok(fs) => fs,
+        Err(m) => return usage(stderr, &m),
+    };
     if plan.suites.is_empty() {
         let all = discover_workflows(&fs, "");
         let with_cases: Vec<WorkflowDir> = all

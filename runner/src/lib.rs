@@ -4,6 +4,7 @@
 //! [`agent::Agent`] (and a [`grade::Judge`] for grades).
 
 pub mod agent;
+pub mod buffers;
 pub mod cassette;
 pub mod cli;
 pub mod clock;

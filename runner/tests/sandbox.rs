@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use wfx_runner::sandbox::{
-    Bridge, BudgetKind, Budgets, SandboxError, Verdict, check_scripts, check_syntax,
-    foreign_imports, run_hook, run_script,
+    Bridge, BudgetKind, Budgets, CancelToken, SandboxError, Verdict, check_scripts, check_syntax,
+    foreign_imports, run_hook, run_hook_cancellable, run_script, run_script_cancellable,
 };
 use wfx_schemas::files::MemFiles;
 use wfx_schemas::workspace::WorkflowDir;
@@ -272,6 +272,91 @@ fn an_infinite_loop_stops_at_the_time_budget() {
             err.reason()
         );
     }
+}
+
+/// Issue 12: QuickJS polls the interrupt handler at every back-edge and call (vendored
+/// rquickjs-sys, `JS_INTERRUPT_COUNTER_INIT` 1), so a loop whose body is one expensive builtin
+/// call stops within about one call of its budget. Counted, not timed: each iteration logs
+/// one line and costs an `indexOf` over 8 MiB (tens of ms), so 100 ms of budget is a few
+/// iterations (0 to 3 seen); with upstream's poll every 10,000 events the same loop ran
+/// hundreds of iterations (46 s) before the first check.
+#[test]
+fn an_expensive_builtin_in_a_loop_stops_within_a_few_calls_of_the_budget() {
+    let budgets = Budgets {
+        timeout_ms: 100,
+        ..Budgets::default()
+    };
+    let out = run_hook(
+        "const s = 'a'.repeat(8 << 20);\nlet n = 0;\nwhile (true) { s.indexOf('b'); console.log(n++); }\nexport default () => ok();",
+        "hooks/index-of.js",
+        &hook_input("hi"),
+        &mut FakeBridge::default(),
+        &budgets,
+    );
+    assert_eq!(
+        out.verdict,
+        Err(SandboxError::Budget {
+            which: BudgetKind::Timeout,
+            limit: 100
+        })
+    );
+    assert!(
+        out.logs.len() < 100,
+        "{} iterations ran past a 100 ms budget: the interrupt is not polled at every call",
+        out.logs.len()
+    );
+}
+
+/// The editor's "cancel run" stops a running hook: a second thread raises the token while
+/// the hook spins under a 30 s budget; the verdict is `Cancelled`, not a timeout.
+#[test]
+fn a_cancel_token_stops_a_running_hook_and_script() {
+    let budgets = Budgets {
+        timeout_ms: 30_000,
+        ..Budgets::default()
+    };
+    let token = CancelToken::new();
+    let raiser = {
+        let token = token.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            token.cancel();
+        })
+    };
+    let out = run_hook_cancellable(
+        "export default () => { for (;;) {} };",
+        "hooks/spin.js",
+        &hook_input("hi"),
+        &mut FakeBridge::default(),
+        &budgets,
+        &token,
+    );
+    raiser.join().unwrap();
+    assert_eq!(out.verdict, Err(SandboxError::Cancelled));
+    assert_eq!(
+        out.effective_verdict(),
+        Verdict::Veto("the run was cancelled".into())
+    );
+    // A raised token: the next script does not start.
+    let out = run_script_cancellable(
+        "return 1;",
+        "skills/s/scripts/one.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &budgets,
+        &token,
+    );
+    assert_eq!(out.result, Err(SandboxError::Cancelled));
+    // An unraised token changes nothing.
+    let out = run_script_cancellable(
+        "return 1;",
+        "skills/s/scripts/one.js",
+        &json!({}),
+        &mut FakeBridge::default(),
+        &budgets,
+        &CancelToken::new(),
+    );
+    assert_eq!(out.result, Ok(json!(1)));
 }
 
 #[test]

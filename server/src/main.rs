@@ -81,6 +81,11 @@ enum Command {
         /// ARCHMAX_API_KEY, ARCHMAX_MODEL; docs/live-agent.md). Without it no model is called.
         #[arg(long)]
         live: bool,
+        /// Read unsaved editor buffers from stdin, a JSON object of workspace-relative path
+        /// (below `workflows/`) → text, and run them instead of the files on disk (at most
+        /// 16 MiB, 1,000 buffers).
+        #[arg(long)]
+        buffers_stdin: bool,
     },
     /// Draft `<case>.agent.yaml` for a case from a path through its workflow that
     /// satisfies its steps; refuses a case no agent can pass.
@@ -249,8 +254,20 @@ fn main() -> ExitCode {
             coverage,
             coverage_min,
             live,
+            buffers_stdin,
         }) => {
             init_logging("warn");
+            let buffers = if buffers_stdin {
+                match wfx_runner::buffers::read_buffers(&mut std::io::stdin().lock()) {
+                    Ok(b) => Some(b),
+                    Err(m) => {
+                        eprintln!("Error: {}", wfx_schemas::inert::inert(&m));
+                        return ExitCode::from(2);
+                    }
+                }
+            } else {
+                None
+            };
             let opts = wfx_runner::cli::TestOptions {
                 target,
                 filter,
@@ -270,6 +287,7 @@ fn main() -> ExitCode {
                     |env| Box::new(wfx_lsp::live::HttpTransport::new(env)),
                 ))),
                 env: None,
+                buffers,
             };
             code(cli::run_test(
                 &opts,

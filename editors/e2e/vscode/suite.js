@@ -356,6 +356,32 @@ exports.run = async function run() {
       }
       return r;
     });
+    // issue 16: the Test Explorer runs the unsaved buffer, like the lens. Edit a step of refund-approved to a state
+    // no run reaches, do not save, run it from the Test Explorer: that step (4) fails; the file on disk is untouched.
+    if (X.run !== null) {
+      await check('testexplorer_runs_unsaved_buffer', async () => {
+        const doc = await open('workflows/order-lookup/tests/refund-approved.test.yaml');
+        const line = doc.getText().split('\n').findIndex((l) => /^\s*- reachedState: refund-review\s*$/.test(l));
+        assert.ok(line >= 0, 'no `- reachedState: refund-review` step');
+        const at = doc.lineAt(line).text.indexOf('refund-review');
+        const edit = new vscode.WorkspaceEdit();
+        edit.replace(doc.uri, new vscode.Range(line, at, line, at + 'refund-review'.length), 'escalation');
+        assert.ok(await vscode.workspace.applyEdit(edit));
+        try {
+          assert.ok(doc.isDirty, 'the edit should leave the buffer unsaved');
+          const res = await testing.runForTests([items.refund]);
+          const steps = [...iter(items.refund.children)].map((s) => res[s.id]);
+          assert.equal(res[items.refund.id], 'failed', `refund-approved with the unsaved edit: ${res[items.refund.id]} ${JSON.stringify(steps)}`);
+          assert.equal(steps[3], 'failed', `step 4 (the edited reachedState): ${JSON.stringify(steps)}`);
+          const disk = new TextDecoder().decode(await vscode.workspace.fs.readFile(doc.uri));
+          assert.ok(disk.includes('- reachedState: refund-review'), 'the run changed the file on disk');
+          return { steps };
+        } finally {
+          await vscode.window.showTextDocument(doc);
+          await vscode.commands.executeCommand('workbench.action.files.revert');
+        }
+      });
+    } else skip('testexplorer_runs_unsaved_buffer');
   }
 
   // graph webview: opens beside the editor, receives the SVG, a label click reveals the state in workflow.yaml,

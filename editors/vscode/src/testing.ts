@@ -1,5 +1,7 @@
 // Test Explorer integration: one item per workflow, one per case file, one per step of the case.
-// Runs go through `wfx-lsp test <workflow dir> [filter] --json [--skip-grades]` and are mapped back onto the items.
+// Runs go through `wfx-lsp test <workflow dir> [filter] --json [--skip-grades] --buffers-stdin` and are mapped back
+// onto the items; the unsaved buffers of the workspace's `workflows/` files go on stdin, so a run sees what the editor
+// shows, as the run lens does (issue 16).
 // No run profile exists in an untrusted workspace (running a case executes the runner).
 import { spawn } from 'child_process';
 import * as vscode from 'vscode';
@@ -210,11 +212,13 @@ export class CaseTests implements vscode.Disposable {
     };
     if (!command) return fail('wfx-lsp was not found: set wfx.server.path or put wfx-lsp on PATH');
     const skipGrades = vscode.workspace.getConfiguration('wfx', this.data.get(cases[0])!.uri).get<boolean>('runner.skipGrades', true);
-    const args = ['test', loc.workflowDir, ...(filter ? [filter] : []), '--json', ...(skipGrades ? ['--skip-grades'] : [])];
+    const buffers = dirtyBuffers(loc.root);
+    const args = ['test', loc.workflowDir, ...(filter ? [filter] : []), '--json', ...(skipGrades ? ['--skip-grades'] : []), '--buffers-stdin'];
     run.appendOutput(`$ ${command} ${args.join(' ')}\r\n`);
-    this.log.info(`run: ${command} ${args.join(' ')} (cwd ${loc.root})`);
+    const unsaved = Object.keys(buffers);
+    this.log.info(`run: ${command} ${args.join(' ')} (cwd ${loc.root}; unsaved buffers: ${unsaved.length ? unsaved.join(', ') : 'none'})`);
     const t0 = Date.now();
-    const res = await execCancellable(command, args, loc.root, token);
+    const res = await execCancellable(command, args, loc.root, token, JSON.stringify(buffers));
     if (res.stderr) run.appendOutput(res.stderr.replace(/\r?\n/g, '\r\n'));
     if (token.isCancellationRequested) {
       for (const c of cases) run.skipped(c);
@@ -296,11 +300,30 @@ interface ExecResult {
   error?: string;
 }
 
-function execCancellable(command: string, args: string[], cwd: string, token: vscode.CancellationToken): Promise<ExecResult> {
+/**
+ * The unsaved (dirty) text documents below `<root>/workflows/`, as the `--buffers-stdin` map: workspace-relative
+ * path with `/` → full text. Only `file:` documents; the runner refuses paths outside `workflows/`.
+ */
+export function dirtyBuffers(root: string): Record<string, string> {
+  const base = root.replace(/\\/g, '/').replace(/\/$/, '');
+  const out: Record<string, string> = {};
+  for (const d of vscode.workspace.textDocuments) {
+    if (!d.isDirty || d.uri.scheme !== 'file') continue;
+    const p = d.uri.fsPath.replace(/\\/g, '/');
+    if (!p.startsWith(base + '/workflows/')) continue;
+    out[p.slice(base.length + 1)] = d.getText();
+  }
+  return out;
+}
+
+function execCancellable(command: string, args: string[], cwd: string, token: vscode.CancellationToken, stdin: string): Promise<ExecResult> {
   return new Promise((resolve) => {
     let stdout = '';
     let stderr = '';
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    // the server may exit before reading all of stdin (a refused input): ignore EPIPE
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(stdin);
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     const sub = token.onCancellationRequested(() => child.kill());

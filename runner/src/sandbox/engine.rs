@@ -13,9 +13,12 @@
 //! function" and is then run as `(async () => { <body> })()`, the prefix on the body's first
 //! line so line numbers stay true.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
@@ -23,7 +26,7 @@ use rquickjs::promise::PromiseState;
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Promise, Runtime, Value};
 
 use super::source::{camel_case, referenced_tools, snake_from_camel};
-use super::{Bridge, BudgetKind, Budgets, SandboxError, Verdict};
+use super::{Bridge, BudgetKind, Budgets, CancelToken, SandboxError, Verdict};
 
 /// What kind of run, with its input.
 pub(crate) enum Job<'a> {
@@ -187,7 +190,7 @@ struct Shared {
 enum Fail {
     /// Already classified.
     Sandbox(SandboxError),
-    /// The interrupt handler fired.
+    /// The interrupt handler fired, or the driver saw the alarm.
     Timeout,
     /// QuickJS reported out-of-memory.
     Memory,
@@ -203,18 +206,91 @@ enum Fail {
 }
 
 /// Runs `body` as `job`; returns the run's JSON value (the verdict object for hooks) and the
-/// console lines.
+/// console lines. `cancel`, once set, stops the run at QuickJS's next interrupt poll (every
+/// back-edge and call) or before the next bridge call: [`SandboxError::Cancelled`].
 pub(crate) fn run(
     job: Job<'_>,
     body: &str,
     path: &str,
     bridge: &mut dyn Bridge,
     budgets: &Budgets,
+    cancel: Option<&CancelToken>,
 ) -> (Result<serde_json::Value, SandboxError>, Vec<String>) {
     let shared = Rc::new(RefCell::new(Shared::default()));
-    let result = run_inner(&job, body, path, bridge, budgets, &shared);
+    let stop = Stop {
+        alarm: Alarm::start(Duration::from_millis(budgets.timeout_ms)),
+        cancel: cancel.map(CancelToken::flag),
+    };
+    let result = run_inner(&job, body, path, bridge, budgets, &shared, &stop);
     let logs = std::mem::take(&mut shared.borrow_mut().logs);
     (result, logs)
+}
+
+/// The run's time budget as a flag: a timer thread (the alarm) raises it at the deadline, so
+/// QuickJS's interrupt handler, polled at every back-edge and call (the vendored
+/// rquickjs-sys sets `JS_INTERRUPT_COUNTER_INIT` to 1, vendor/rquickjs-sys/PATCH.md), is one
+/// atomic load instead of a clock read. Dropping the alarm ends its thread at once.
+struct Alarm {
+    /// Raised at the deadline.
+    fired: Arc<AtomicBool>,
+    /// The deadline, for checks between bridge calls (also covers a thread that could not
+    /// be started).
+    deadline: Instant,
+    /// Dropped with the alarm: the thread's `recv_timeout` returns and the thread ends.
+    _disarm: Option<mpsc::Sender<()>>,
+}
+
+impl Alarm {
+    /// Starts the timer thread for `budget` from now. If no thread can be started the flag
+    /// is raised by the deadline checks between bridge calls and job drains instead.
+    fn start(budget: Duration) -> Self {
+        let fired = Arc::new(AtomicBool::new(false));
+        let deadline = Instant::now() + budget;
+        let (tx, rx) = mpsc::channel::<()>();
+        let flag = Arc::clone(&fired);
+        let spawned = std::thread::Builder::new()
+            .name("wfx-sandbox-alarm".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                // Only a timeout raises the flag; a dropped sender (the run ended) does not.
+                if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(budget) {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            });
+        Self {
+            fired,
+            deadline,
+            _disarm: spawned.is_ok().then_some(tx),
+        }
+    }
+
+    /// Whether the deadline has passed: the flag, else (rarely) the clock.
+    fn expired(&self) -> bool {
+        if self.fired.load(Ordering::Relaxed) {
+            return true;
+        }
+        if Instant::now() >= self.deadline {
+            self.fired.store(true, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
+
+/// What stops a run early: the alarm (time budget) and the embedder's cancel flag.
+struct Stop {
+    /// The time budget.
+    alarm: Alarm,
+    /// Set by the embedder ("cancel run" in the editor).
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Stop {
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
 }
 
 fn engine_error(e: impl std::fmt::Display) -> SandboxError {
@@ -230,23 +306,23 @@ fn run_inner(
     bridge: &mut dyn Bridge,
     budgets: &Budgets,
     shared: &Rc<RefCell<Shared>>,
+    stop: &Stop,
 ) -> Result<serde_json::Value, SandboxError> {
+    if stop.cancelled() {
+        return Err(SandboxError::Cancelled);
+    }
     let rt = Runtime::new().map_err(engine_error)?;
     rt.set_max_stack_size(STACK_LIMIT_BYTES);
     // Bounded work: the interrupt handler goes in before any code is evaluated, so even
     // code that escapes the body's wrapper (`}); for (;;) {} (async () => {`) runs under
-    // `timeoutMs`.
-    let fired = Rc::new(Cell::new(false));
-    let deadline = Instant::now() + Duration::from_millis(budgets.timeout_ms);
+    // `timeoutMs`. QuickJS polls it at every back-edge and call (vendored rquickjs-sys), so it
+    // is two atomic loads: the alarm's flag and the cancel flag.
     {
-        let fired = Rc::clone(&fired);
+        let fired = Arc::clone(&stop.alarm.fired);
+        let cancel = stop.cancel.clone();
         rt.set_interrupt_handler(Some(Box::new(move || {
-            if Instant::now() >= deadline {
-                fired.set(true);
-                true
-            } else {
-                false
-            }
+            fired.load(Ordering::Relaxed)
+                || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
         })));
     }
     let ctx = Context::full(&rt).map_err(engine_error)?;
@@ -274,8 +350,7 @@ fn run_inner(
     if let Some(limit) = budgets.memory_limit_bytes {
         rt.set_memory_limit(usize::try_from(limit).unwrap_or(usize::MAX));
     }
-    let outcome =
-        ctx.with(|ctx| drive(&ctx, body, path, bridge, budgets, shared, deadline, &fired));
+    let outcome = ctx.with(|ctx| drive(&ctx, body, path, bridge, budgets, shared, stop));
     let near_limit = budgets.memory_limit_bytes.is_some_and(|limit| {
         let used = u64::try_from(rt.memory_usage().malloc_size).unwrap_or(0);
         used.saturating_add(MEMORY_SLACK_BYTES) >= limit
@@ -286,7 +361,9 @@ fn run_inner(
     };
     match outcome {
         Ok(value) => Ok(value),
-        Err(_) if fired.get() => Err(SandboxError::Budget {
+        // Cancellation wins: the editor asked to stop, whatever the script was doing.
+        Err(_) if stop.cancelled() => Err(SandboxError::Cancelled),
+        Err(_) if stop.alarm.fired.load(Ordering::Relaxed) => Err(SandboxError::Budget {
             which: BudgetKind::Timeout,
             limit: budgets.timeout_ms,
         }),
@@ -369,8 +446,7 @@ fn drive<'js>(
     bridge: &mut dyn Bridge,
     budgets: &Budgets,
     shared: &Rc<RefCell<Shared>>,
-    deadline: Instant,
-    fired: &Cell<bool>,
+    stop: &Stop,
 ) -> Result<serde_json::Value, Fail> {
     let (body_promise, completion) = match eval_body(ctx, body, path, true) {
         Ok(p) => (p, true),
@@ -398,11 +474,11 @@ fn drive<'js>(
         let mut jobs = 0u32;
         while ctx.execute_pending_job() {
             jobs = jobs.wrapping_add(1);
-            if jobs.is_multiple_of(1024) && (fired.get() || Instant::now() >= deadline) {
+            if jobs.is_multiple_of(1024) && (stop.alarm.expired() || stop.cancelled()) {
                 return Err(Fail::Timeout);
             }
         }
-        if fired.get() {
+        if stop.alarm.expired() || stop.cancelled() {
             return Err(Fail::Timeout);
         }
         match done.state() {
@@ -447,7 +523,7 @@ fn drive<'js>(
                     limit: max,
                 }));
             }
-            if Instant::now() >= deadline {
+            if stop.alarm.expired() || stop.cancelled() {
                 return Err(Fail::Timeout);
             }
             let input = match serde_json::from_str::<serde_json::Value>(&input_json) {
@@ -463,7 +539,7 @@ fn drive<'js>(
                 .catch(ctx)
                 .map_err(|e| classify(e, false, path))?;
         }
-        if Instant::now() >= deadline {
+        if stop.alarm.expired() || stop.cancelled() {
             return Err(Fail::Timeout);
         }
     }

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::{Bridge, Budgets, SandboxError, Verdict};
+use super::{Bridge, Budgets, CancelToken, SandboxError, Verdict};
 use crate::script_host::{
     HookRequest, HookVerdict, ScriptError, ScriptHost, ScriptRequest, ToolBridge,
 };
@@ -19,6 +19,19 @@ use crate::script_host::{
 pub struct QuickJsHost {
     /// `console.*` lines of the most recent hook or script, in order.
     pub last_logs: Vec<String>,
+    /// Raised by the embedder to stop the running hook or script (the editor's "cancel
+    /// run"); a cancelled run is `ScriptError::Failed("the run was cancelled")`.
+    pub cancel: CancelToken,
+}
+
+impl QuickJsHost {
+    /// A host whose runs stop when `cancel` is raised.
+    pub fn with_cancel(cancel: CancelToken) -> Self {
+        Self {
+            last_logs: Vec::new(),
+            cancel,
+        }
+    }
 }
 
 struct BridgeAdapter<'a> {
@@ -68,7 +81,14 @@ impl ScriptHost for QuickJsHost {
     ) -> Result<HookVerdict, ScriptError> {
         let mut adapter = BridgeAdapter { inner: bridge };
         let b = budgets(req.timeout_ms, req.memory_limit_bytes, None);
-        let outcome = super::run_hook(&req.source, &req.path, &req.input, &mut adapter, &b);
+        let outcome = super::run_hook_cancellable(
+            &req.source,
+            &req.path,
+            &req.input,
+            &mut adapter,
+            &b,
+            &self.cancel,
+        );
         self.last_logs = outcome.logs;
         match outcome.verdict {
             Ok(Verdict::Ok) => Ok(HookVerdict::Ok),
@@ -91,12 +111,13 @@ impl ScriptHost for QuickJsHost {
         args.insert("variables".into(), req.variables.clone());
         let mut adapter = BridgeAdapter { inner: bridge };
         let b = budgets(req.timeout_ms, req.memory_limit_bytes, req.max_calls);
-        let outcome = super::run_script(
+        let outcome = super::run_script_cancellable(
             &req.source,
             &req.path,
             &Value::Object(args),
             &mut adapter,
             &b,
+            &self.cancel,
         );
         self.last_logs = outcome.logs;
         outcome.result.map_err(script_error)

@@ -29,6 +29,8 @@ pub use source::{
 };
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Default `timeoutMs` when `settings` sets none: 5000 ms, the reference executor's default.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
@@ -154,6 +156,42 @@ impl Budgets {
     }
 }
 
+/// A flag the embedder raises to stop running hooks and scripts: the editor's "cancel run"
+/// (`wfx.cancelRun`, `window/workDoneProgress/cancel`). A run that sees it ends with
+/// [`SandboxError::Cancelled`] at QuickJS's next interrupt poll (every back-edge and call,
+/// so within one builtin call's time) or before its next bridge call; a run started after
+/// it is raised does not start. Cheap to clone: clones share the flag.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A token that is not raised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A token over an existing flag (the server's per-run `Arc<AtomicBool>`): raising the
+    /// flag cancels.
+    pub fn from_flag(flag: Arc<AtomicBool>) -> Self {
+        Self(flag)
+    }
+
+    /// Raises the flag: every run holding this token stops.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the flag is raised.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// The shared flag.
+    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+}
+
 /// Which budget a run exceeded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BudgetKind {
@@ -212,6 +250,8 @@ pub enum SandboxError {
         /// What happened.
         message: String,
     },
+    /// The embedder raised the run's [`CancelToken`] (the editor's "cancel run").
+    Cancelled,
 }
 
 impl SandboxError {
@@ -255,6 +295,7 @@ impl fmt::Display for SandboxError {
                 )
             }
             SandboxError::Engine { message } => write!(f, "the sandbox failed: {message}"),
+            SandboxError::Cancelled => f.write_str("the run was cancelled"),
         }
     }
 }
@@ -355,12 +396,40 @@ impl ScriptOutcome {
 /// completion value is the verdict. Globals: `ok(reason?)`, `veto(reason)`,
 /// `correct(reason)`, `defineHook(fn)`, `args` (= `input`), `tools`, `console`. A verdict
 /// object is taken as is, `false` vetoes, any other object is an error, anything else is ok.
+///
+/// Time: `budgets.timeout_ms` is enforced by QuickJS's interrupt handler, polled at every
+/// back-edge and call, so a run ends within one builtin call's time of its budget (a single
+/// builtin call itself is not interruptible; docs/security.md).
 pub fn run_hook(
     source: &str,
     path: &str,
     input: &serde_json::Value,
     bridge: &mut dyn Bridge,
     budgets: &Budgets,
+) -> HookOutcome {
+    run_hook_inner(source, path, input, bridge, budgets, None)
+}
+
+/// [`run_hook`] that also stops when `cancel` is raised: the verdict is then
+/// `Err(SandboxError::Cancelled)`.
+pub fn run_hook_cancellable(
+    source: &str,
+    path: &str,
+    input: &serde_json::Value,
+    bridge: &mut dyn Bridge,
+    budgets: &Budgets,
+    cancel: &CancelToken,
+) -> HookOutcome {
+    run_hook_inner(source, path, input, bridge, budgets, Some(cancel))
+}
+
+fn run_hook_inner(
+    source: &str,
+    path: &str,
+    input: &serde_json::Value,
+    bridge: &mut dyn Bridge,
+    budgets: &Budgets,
+    cancel: Option<&CancelToken>,
 ) -> HookOutcome {
     if let Some((_, specifier)) = foreign_imports(source).into_iter().next() {
         return HookOutcome {
@@ -369,7 +438,14 @@ pub fn run_hook(
         };
     }
     let body = source::prepare(source, true);
-    let (result, logs) = engine::run(engine::Job::Hook { input }, &body, path, bridge, budgets);
+    let (result, logs) = engine::run(
+        engine::Job::Hook { input },
+        &body,
+        path,
+        bridge,
+        budgets,
+        cancel,
+    );
     let verdict = result.and_then(|value| engine::verdict_from_json(&value));
     HookOutcome { verdict, logs }
 }
@@ -387,7 +463,38 @@ pub fn run_script(
     bridge: &mut dyn Bridge,
     budgets: &Budgets,
 ) -> ScriptOutcome {
+    run_script_inner(source, path, args, bridge, budgets, None)
+}
+
+/// [`run_script`] that also stops when `cancel` is raised: the result is then
+/// `Err(SandboxError::Cancelled)`.
+pub fn run_script_cancellable(
+    source: &str,
+    path: &str,
+    args: &serde_json::Value,
+    bridge: &mut dyn Bridge,
+    budgets: &Budgets,
+    cancel: &CancelToken,
+) -> ScriptOutcome {
+    run_script_inner(source, path, args, bridge, budgets, Some(cancel))
+}
+
+fn run_script_inner(
+    source: &str,
+    path: &str,
+    args: &serde_json::Value,
+    bridge: &mut dyn Bridge,
+    budgets: &Budgets,
+    cancel: Option<&CancelToken>,
+) -> ScriptOutcome {
     let body = source::prepare(source, false);
-    let (result, logs) = engine::run(engine::Job::Script { args }, &body, path, bridge, budgets);
+    let (result, logs) = engine::run(
+        engine::Job::Script { args },
+        &body,
+        path,
+        bridge,
+        budgets,
+        cancel,
+    );
     ScriptOutcome { result, logs }
 }

@@ -831,10 +831,12 @@ impl Server {
                     break;
                 }
                 let (fs2, case2, skip) = (fs.clone(), case.clone(), s.settings.runner_skip_grades);
+                // "Cancel run" also stops the hook or script running at that moment.
+                let stop = wfx_runner::sandbox::CancelToken::from_flag(cancel.clone());
                 let got = tokio::task::spawn_blocking(move || {
                     let clock = wfx_runner::clock::SystemClock;
                     let make_host = || -> Box<dyn wfx_runner::script_host::ScriptHost> {
-                        Box::new(wfx_runner::sandbox::QuickJsHost::default())
+                        Box::new(wfx_runner::sandbox::QuickJsHost::with_cancel(stop.clone()))
                     };
                     let mut ro = wfx_runner::suite::RunOptions::new(&fs2, &clock);
                     ro.grades.skip = skip;
