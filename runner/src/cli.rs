@@ -116,6 +116,10 @@ pub struct TestOptions {
     pub chat: Option<ChatTransportFactory>,
     /// The environment of `--live` (`None`: the process environment).
     pub env: Option<EnvLookup>,
+    /// `--repeat N`: run every selected case N times (1 to [`report::MAX_REPEAT`]) and
+    /// report each case's pass rate ([`report::PassRate`]); `history.jsonl` gets one row per
+    /// run. `None`: one run, the usual output shapes.
+    pub repeat: Option<u32>,
     /// `--buffers-stdin`: the editor's unsaved buffers (workspace-relative path below
     /// `workflows/` → text, read by [`crate::buffers::read_buffers`]), read instead of the
     /// files on disk through [`crate::buffers::BufferOverlay`]. A refused path fails the run
@@ -308,6 +312,16 @@ pub fn run_cli_with(
         None => None,
     };
     let want_coverage = opts.coverage || thresholds.is_some();
+    let repeat = match opts.repeat {
+        None => 1,
+        Some(n) if (1..=report::MAX_REPEAT).contains(&n) => n,
+        Some(n) => {
+            return usage(
+                stderr,
+                &format!("--repeat {n} is out of range (1 to {})", report::MAX_REPEAT),
+            );
+        }
+    };
     let mut plan = match plan(opts, cwd) {
         Ok(p) => p,
         Err(m) => return usage(stderr, &m),
@@ -363,155 +377,191 @@ pub fn run_cli_with(
             None => Box::new(crate::sandbox::QuickJsHost::default()),
         }
     };
-    let mut runs: Vec<SuiteRun> = Vec::new();
     let mut code = 0;
-    for dir in &plan.suites {
-        let filter = match (&plan.path_filter, &opts.filter) {
-            (Some(p), _) if opts.filter.is_none() => Some(p.clone()),
-            (_, f) => f.clone(),
-        };
-        let mut ro = RunOptions::new(&fs, ctx.clock);
-        ro.grades = GradePolicy {
-            skip: opts.skip_grades,
-            model: match &live {
-                Some(l) => Some(ModelConfig {
-                    base_url: l.env.base_url.clone(),
-                    model: l.env.model.clone(),
-                }),
-                None => ctx.model.clone(),
-            },
-        };
-        let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
-        let live_agent = |fs: &dyn FileAccess, _case: &str| -> Box<dyn Agent> {
-            match (&live, &workflow) {
-                (Some(l), Some(wf)) => Box::new(LiveAgent::new(
-                    fs,
-                    &dir.dir(),
-                    wf,
-                    (l.chat.0)(&l.env),
-                    LiveSettings {
-                        default_model: l.env.model.clone(),
-                        temperature: l.env.temperature,
-                        max_tokens: l.env.max_tokens,
-                        case_timeout_ms: wf.case_timeout_ms.unwrap_or(120_000),
-                    },
-                    Arc::new(|| SystemClock.now_ms()),
-                    l.usage.clone(),
-                )),
-                _ => crate::suite::scripted_agent(fs, _case),
-            }
-        };
-        let live_judge = || -> Box<dyn Judge> {
-            match (&live, &workflow) {
-                (Some(l), Some(wf)) => {
-                    let (model, temperature, max_tokens) =
-                        crate::model::config::judge_settings(wf, &l.env);
-                    Box::new(ModelJudge::new(
-                        (l.chat.0)(&l.env),
-                        JudgeSettings {
-                            model,
-                            temperature,
-                            max_tokens,
-                            timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
-                        },
-                        l.usage.clone(),
-                    ))
-                }
-                _ => Box::new(crate::grade::NoJudge),
-            }
-        };
-        if live.is_some() {
-            // The selection rule (crate::select): an agent script still wins; the model
-            // plays the cases that have none.
-            ro.live = true;
-            ro.live_agent = Some(&live_agent);
-            ro.judge = Some(&live_judge);
-        }
-        ro.filter = filter.clone();
-        ro.bail = opts.bail;
-        ro.allow_no_agent = opts.allow_no_agent;
-        ro.script_host = Some(&make_host);
-        let count = discover_cases(&fs, dir)
-            .iter()
-            .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
-            .count();
-        let _ = report::header(stderr, &dir.slug, count);
-        if let Some(l) = &live {
-            let _ = writeln!(
-                stderr,
-                "  live model: agent and judge on `{}` (ARCHMAX_MODEL unless the workflow names one)",
-                inert(&l.env.model)
-            );
-        }
-        let mut per_case: std::collections::BTreeMap<String, RunUsage> = Default::default();
-        let mut seen_calls = live
-            .as_ref()
-            .and_then(|l| l.usage.lock().ok().map(|g| g.calls.len()))
-            .unwrap_or(0);
-        let mut narrate = |run: &crate::interpret::CaseRun| {
-            let _ = report::case(stderr, run);
-            let _ = report::case_evidence(stderr, run, opts.verbose);
-            if let Some(l) = &live {
-                let calls = l
-                    .usage
-                    .lock()
-                    .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
-                    .unwrap_or_default();
-                seen_calls += calls.len();
-                let u = RunUsage::of(&calls, &l.env.prices);
-                let _ = writeln!(stderr, "      {}", u.line());
-                per_case.insert(run.result.id.clone(), u);
-            }
-        };
-        let run = match run_workflow(&ro, dir, &mut narrate) {
-            Ok(r) => r,
-            Err(SuiteError::Refused(m)) => {
-                let _ = writeln!(stderr, "Error: {}", inert(&m));
-                return 1;
-            }
-            Err(SuiteError::NoWorkflow(m)) => return usage(stderr, &m),
-        };
-        if run.result.skipped.is_some() {
-            let _ = writeln!(stderr, "{}: suite skipped — disabled", inert(&dir.slug));
-        } else if run.filter_matched_nothing {
-            let _ = writeln!(
-                stderr,
-                "Error: no cases matched '{}' ({} discovered)",
-                inert(filter.as_deref().unwrap_or("")),
-                run.result.discovered
-            );
-            code = 1;
-        } else {
-            let _ = report::summary(stderr, &run);
-        }
-        let mut run = run;
-        if live.is_some() {
-            let mut suite = RunUsage::default();
-            for u in per_case.values() {
-                suite.add(u);
-            }
-            for c in &mut run.cases {
-                c.result.usage = per_case.get(&c.result.id).copied();
-            }
-            for r in &mut run.result.results {
-                r.usage = per_case.get(&r.id).copied();
-            }
-            run.result.usage = Some(suite);
-            let _ = writeln!(stderr, "{}: {}", inert(&dir.slug), suite.line());
-        }
-        code = code.max(run.result.exit_code);
-        let bail = opts.bail
-            && run
-                .result
-                .results
-                .iter()
-                .any(|r| r.verdict.status == crate::interpret::VerdictStatus::Failed);
-        runs.push(run);
-        if bail {
+    // One entry per run of `--repeat N`: (suites, started at, duration ms).
+    let mut rounds: Vec<(Vec<SuiteRun>, u64, u64)> = Vec::new();
+    let mut bailed = false;
+    for round in 1..=repeat {
+        if bailed {
             break;
         }
+        if opts.repeat.is_some() {
+            let _ = writeln!(stderr, "── run {round}/{repeat} ──");
+        }
+        // Only `--repeat` reads the clock per run, so a single run's clock reads (and the
+        // session ids derived from them) are as before.
+        let round_started = if opts.repeat.is_some() {
+            ctx.clock.now_ms()
+        } else {
+            started
+        };
+        let mut runs: Vec<SuiteRun> = Vec::new();
+        for dir in &plan.suites {
+            let filter = match (&plan.path_filter, &opts.filter) {
+                (Some(p), _) if opts.filter.is_none() => Some(p.clone()),
+                (_, f) => f.clone(),
+            };
+            let mut ro = RunOptions::new(&fs, ctx.clock);
+            ro.grades = GradePolicy {
+                skip: opts.skip_grades,
+                model: match &live {
+                    Some(l) => Some(ModelConfig {
+                        base_url: l.env.base_url.clone(),
+                        model: l.env.model.clone(),
+                    }),
+                    None => ctx.model.clone(),
+                },
+            };
+            let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
+            let live_agent = |fs: &dyn FileAccess, _case: &str| -> Box<dyn Agent> {
+                match (&live, &workflow) {
+                    (Some(l), Some(wf)) => Box::new(LiveAgent::new(
+                        fs,
+                        &dir.dir(),
+                        wf,
+                        (l.chat.0)(&l.env),
+                        LiveSettings {
+                            default_model: l.env.model.clone(),
+                            temperature: l.env.temperature,
+                            max_tokens: l.env.max_tokens,
+                            case_timeout_ms: wf.case_timeout_ms.unwrap_or(120_000),
+                        },
+                        Arc::new(|| SystemClock.now_ms()),
+                        l.usage.clone(),
+                    )),
+                    _ => crate::suite::scripted_agent(fs, _case),
+                }
+            };
+            let live_judge = || -> Box<dyn Judge> {
+                match (&live, &workflow) {
+                    (Some(l), Some(wf)) => {
+                        let (model, temperature, max_tokens) =
+                            crate::model::config::judge_settings(wf, &l.env);
+                        Box::new(ModelJudge::new(
+                            (l.chat.0)(&l.env),
+                            JudgeSettings {
+                                model,
+                                temperature,
+                                max_tokens,
+                                timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
+                            },
+                            l.usage.clone(),
+                        ))
+                    }
+                    _ => Box::new(crate::grade::NoJudge),
+                }
+            };
+            if live.is_some() {
+                // The selection rule (crate::select): an agent script still wins; the model
+                // plays the cases that have none.
+                ro.live = true;
+                ro.live_agent = Some(&live_agent);
+                ro.judge = Some(&live_judge);
+            }
+            ro.filter = filter.clone();
+            ro.bail = opts.bail;
+            ro.allow_no_agent = opts.allow_no_agent;
+            ro.script_host = Some(&make_host);
+            let count = discover_cases(&fs, dir)
+                .iter()
+                .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
+                .count();
+            let _ = report::header(stderr, &dir.slug, count);
+            if let Some(l) = &live {
+                let _ = writeln!(
+                    stderr,
+                    "  live model: agent and judge on `{}` (ARCHMAX_MODEL unless the workflow names one)",
+                    inert(&l.env.model)
+                );
+            }
+            let mut per_case: std::collections::BTreeMap<String, RunUsage> = Default::default();
+            let mut seen_calls = live
+                .as_ref()
+                .and_then(|l| l.usage.lock().ok().map(|g| g.calls.len()))
+                .unwrap_or(0);
+            let mut narrate = |run: &crate::interpret::CaseRun| {
+                let _ = report::case(stderr, run);
+                let _ = report::case_evidence(stderr, run, opts.verbose);
+                if let Some(l) = &live {
+                    let calls = l
+                        .usage
+                        .lock()
+                        .map(|g| g.calls.get(seen_calls..).unwrap_or_default().to_vec())
+                        .unwrap_or_default();
+                    seen_calls += calls.len();
+                    let u = RunUsage::of(&calls, &l.env.prices);
+                    let _ = writeln!(stderr, "      {}", u.line());
+                    per_case.insert(run.result.id.clone(), u);
+                }
+            };
+            let run = match run_workflow(&ro, dir, &mut narrate) {
+                Ok(r) => r,
+                Err(SuiteError::Refused(m)) => {
+                    let _ = writeln!(stderr, "Error: {}", inert(&m));
+                    return 1;
+                }
+                Err(SuiteError::NoWorkflow(m)) => return usage(stderr, &m),
+            };
+            if run.result.skipped.is_some() {
+                let _ = writeln!(stderr, "{}: suite skipped — disabled", inert(&dir.slug));
+            } else if run.filter_matched_nothing {
+                let _ = writeln!(
+                    stderr,
+                    "Error: no cases matched '{}' ({} discovered)",
+                    inert(filter.as_deref().unwrap_or("")),
+                    run.result.discovered
+                );
+                code = 1;
+            } else {
+                let _ = report::summary(stderr, &run);
+            }
+            let mut run = run;
+            if live.is_some() {
+                let mut suite = RunUsage::default();
+                for u in per_case.values() {
+                    suite.add(u);
+                }
+                for c in &mut run.cases {
+                    c.result.usage = per_case.get(&c.result.id).copied();
+                }
+                for r in &mut run.result.results {
+                    r.usage = per_case.get(&r.id).copied();
+                }
+                run.result.usage = Some(suite);
+                let _ = writeln!(stderr, "{}: {}", inert(&dir.slug), suite.line());
+            }
+            code = code.max(run.result.exit_code);
+            let bail = opts.bail
+                && run
+                    .result
+                    .results
+                    .iter()
+                    .any(|r| r.verdict.status == crate::interpret::VerdictStatus::Failed);
+            runs.push(run);
+            if bail {
+                bailed = true;
+                break;
+            }
+        }
+        let round_ms = if opts.repeat.is_some() {
+            ctx.clock.now_ms().saturating_sub(round_started)
+        } else {
+            0
+        };
+        rounds.push((runs, round_started, round_ms));
     }
     let duration = ctx.clock.now_ms().saturating_sub(started);
+    let rates = opts.repeat.map(|_| {
+        let suites: Vec<Vec<SuiteRun>> = rounds.iter().map(|(r, _, _)| r.clone()).collect();
+        report::pass_rates(&suites)
+    });
+    if let Some(rates) = &rates {
+        let _ = report::pass_rate_narration(stderr, rounds.len(), rates);
+    }
+    // Coverage, the stdout line and the single-run shapes read the first run; with
+    // `--repeat` the JSON and the reporters carry every run (see `repeat_json`).
+    let empty = Vec::new();
+    let runs: &Vec<SuiteRun> = rounds.first().map(|(r, _, _)| r).unwrap_or(&empty);
     let coverage: Vec<crate::coverage::SuiteCoverage> = if want_coverage {
         runs.iter()
             .filter(|r| r.result.skipped.is_none())
@@ -532,19 +582,29 @@ pub fn run_cli_with(
             code = code.max(1);
         }
     }
+    let repeat_doc = rates
+        .as_ref()
+        .map(|rates| repeat_json(repeat, &rounds, rates));
     if opts.json {
-        let json = match runs.as_slice() {
-            [one] => serde_json::to_string_pretty(&report::result_json(one)),
-            many => serde_json::to_string_pretty(
+        let json = match (&repeat_doc, runs.as_slice()) {
+            (Some(doc), _) => serde_json::to_string_pretty(doc),
+            (None, [one]) => serde_json::to_string_pretty(&report::result_json(one)),
+            (None, many) => serde_json::to_string_pretty(
                 &many.iter().map(report::result_json).collect::<Vec<_>>(),
             ),
         };
         let _ = writeln!(stdout, "{}", json.unwrap_or_default());
+    } else if repeat_doc.is_some() {
+        let mut total = Counts::default();
+        for r in rounds.iter().flat_map(|(r, _, _)| r) {
+            total.add(Counts::of(r));
+        }
+        let _ = writeln!(stdout, "{} runs: {}", rounds.len(), total.line());
     } else if runs.len() == 1 && runs.iter().all(|r| r.result.skipped.is_some()) {
         let _ = writeln!(stdout, "suite skipped — disabled");
     } else {
         let mut total = Counts::default();
-        for r in &runs {
+        for r in runs {
             total.add(Counts::of(r));
         }
         let _ = writeln!(stdout, "{}", total.line());
@@ -562,9 +622,16 @@ pub fn run_cli_with(
             coverage: want_coverage,
         };
         let written = crate::disk::output_dir(cwd, &given).and_then(|dir| {
-            write_reports(&dir, &opts.reporters, &runs, &fs, &meta)
-                .and_then(|()| write_coverage(&dir, &coverage, want_coverage))
-                .map_err(|e| e.to_string())
+            write_reports(
+                &dir,
+                &opts.reporters,
+                &rounds,
+                &fs,
+                &meta,
+                repeat_doc.as_ref(),
+            )
+            .and_then(|()| write_coverage(&dir, &coverage, want_coverage))
+            .map_err(|e| e.to_string())
         });
         if let Err(e) = written {
             let _ = writeln!(
@@ -584,49 +651,114 @@ pub fn run_cli_with(
     code
 }
 
-/// Writes the reporters' files and appends the `history.jsonl` row in the output folder
-/// `out` (already checked by [`crate::disk::output_dir`]). Every file goes through
+/// The `--json` document of `--repeat N` (docs/cli.md): `{"repeat": N, "runs": [...],
+/// "passRates": [...]}`, where each of `runs` is what `--json` prints for one run (an
+/// object, or an array with several workflows) and `passRates` is [`report::PassRate`] per
+/// case.
+fn repeat_json(
+    repeat: u32,
+    rounds: &[(Vec<SuiteRun>, u64, u64)],
+    rates: &[report::PassRate],
+) -> serde_json::Value {
+    let runs: Vec<serde_json::Value> = rounds
+        .iter()
+        .map(|(r, _, _)| match r.as_slice() {
+            [one] => report::result_json(one),
+            many => serde_json::Value::Array(many.iter().map(report::result_json).collect()),
+        })
+        .collect();
+    serde_json::json!({
+        "repeat": repeat,
+        "runs": runs,
+        "passRates": rates,
+    })
+}
+
+/// Writes the reporters' files and appends the `history.jsonl` rows in the output folder
+/// `out` (already checked by [`crate::disk::output_dir`]): one row per run, so `--repeat N`
+/// appends N rows (`round`, `rounds` set). Every file goes through
 /// [`crate::disk::replace_file`] / [`crate::disk::append_file`]: a symbolic link planted at
 /// a report's name is replaced, never written through ("safe writes").
+///
+/// With `--repeat` (`repeat_doc` is `Some`): JUnit and Markdown hold every run, each suite
+/// named `<workflow> (run i/N)`, and Markdown ends with the pass-rate table;
+/// `results.json` is `repeat_doc`; the HTML report shows the first run.
 fn write_reports(
     out: &Path,
     reporters: &[String],
-    runs: &[SuiteRun],
+    rounds: &[(Vec<SuiteRun>, u64, u64)],
     fs: &dyn FileAccess,
     meta: &crate::report_html::HtmlMeta,
+    repeat_doc: Option<&serde_json::Value>,
 ) -> std::io::Result<()> {
+    let first: &[SuiteRun] = rounds.first().map(|(r, _, _)| r.as_slice()).unwrap_or(&[]);
+    let n = rounds.len();
+    let labelled: Vec<SuiteRun> = if repeat_doc.is_some() {
+        rounds
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (r, _, _))| {
+                r.iter().map(move |s| {
+                    let mut s = s.clone();
+                    s.result.workflow = format!("{} (run {}/{n})", s.result.workflow, i + 1);
+                    s
+                })
+            })
+            .collect()
+    } else {
+        first.to_vec()
+    };
     for r in reporters {
         let mut buf = Vec::new();
         let name = match r.as_str() {
             "junit" => {
-                report::junit(&mut buf, runs)?;
+                report::junit(&mut buf, &labelled)?;
                 "junit.xml"
             }
             "markdown" => {
-                report::markdown(&mut buf, runs)?;
+                report::markdown(&mut buf, &labelled)?;
+                if repeat_doc.is_some() {
+                    let suites: Vec<Vec<SuiteRun>> =
+                        rounds.iter().map(|(r, _, _)| r.clone()).collect();
+                    report::pass_rate_markdown(&mut buf, n, &report::pass_rates(&suites))?;
+                }
                 "report.md"
             }
             "html" => {
-                crate::report_html::html(&mut buf, runs, fs, meta)?;
+                crate::report_html::html(&mut buf, first, fs, meta)?;
                 "report.html"
             }
             _ => {
-                let v: Vec<_> = runs.iter().map(report::result_json).collect();
-                buf = serde_json::to_vec_pretty(&v).map_err(std::io::Error::other)?;
+                buf = match repeat_doc {
+                    Some(doc) => serde_json::to_vec_pretty(doc),
+                    None => {
+                        let v: Vec<_> = first.iter().map(report::result_json).collect();
+                        serde_json::to_vec_pretty(&v)
+                    }
+                }
+                .map_err(std::io::Error::other)?;
                 buf.push(b'\n');
                 "results.json"
             }
         };
         crate::disk::replace_file(out, name, &buf)?;
     }
-    let mut row = serde_json::to_string(&report::history_row(
-        runs,
-        meta.started_ms,
-        meta.duration_ms,
-    ))
-    .map_err(std::io::Error::other)?;
-    row.push('\n');
-    crate::disk::append_file(out, "history.jsonl", row.as_bytes())
+    let mut rows = String::new();
+    for (i, (runs, started, duration)) in rounds.iter().enumerate() {
+        let (started, duration) = if repeat_doc.is_some() {
+            (*started, *duration)
+        } else {
+            (meta.started_ms, meta.duration_ms)
+        };
+        let mut row = report::history_row(runs, started, duration);
+        if repeat_doc.is_some() {
+            row.round = u32::try_from(i + 1).ok();
+            row.rounds = u32::try_from(n).ok();
+        }
+        rows.push_str(&serde_json::to_string(&row).map_err(std::io::Error::other)?);
+        rows.push('\n');
+    }
+    crate::disk::append_file(out, "history.jsonl", rows.as_bytes())
 }
 
 /// Writes `coverage.json` (`{version, workflows}`, docs/cli.md) and `coverage.md` (one

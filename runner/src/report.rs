@@ -576,6 +576,12 @@ pub struct HistoryRow {
     /// Model tokens (and cost) of a `--live` run; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::model::RunUsage>,
+    /// With `--repeat N`: which run of the N this row is (1-based); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// With `--repeat N`: N; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
 }
 
 /// The summary row of a run.
@@ -602,6 +608,8 @@ pub fn history_row(runs: &[SuiteRun], started_at: u64, duration_ms: u64) -> Hist
                 a.add(&b);
                 a
             }),
+        round: None,
+        rounds: None,
     }
 }
 
@@ -621,4 +629,136 @@ fn junit_usage(u: &crate::model::RunUsage) -> String {
     }
     out.push_str("      </properties>\n");
     out
+}
+
+/// The most runs `--repeat N` allows per case (docs/cli.md): a bigger N is a usage error
+/// (exit 2), so a typo cannot start thousands of paid model calls.
+pub const MAX_REPEAT: u32 = 100;
+
+/// One case's verdicts over the rounds of `--repeat N` (issue 15, item 7): how often it
+/// passed. Cases are keyed by (workflow, case id) and listed in the order of their first
+/// result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassRate {
+    /// The workflow slug.
+    pub workflow: String,
+    /// The case id.
+    pub id: String,
+    /// Rounds in which the case has a result (N, unless `--bail` stopped early).
+    pub runs: usize,
+    /// Rounds it passed.
+    pub passed: usize,
+    /// Rounds it failed.
+    pub failed: usize,
+    /// Rounds it was skipped (`skip:`).
+    pub skipped: usize,
+    /// Rounds it was not run for want of an agent.
+    pub not_run: usize,
+    /// `passed / (passed + failed + notRun)`, from 0 to 1; absent when the case never
+    /// ran (skipped every round).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+}
+
+impl PassRate {
+    /// `passed P/R (xx%)`, or `skipped` when the case never ran; `R` counts the rounds
+    /// that ran it (not the skipped ones).
+    pub fn line(&self) -> String {
+        let ran = self.passed + self.failed + self.not_run;
+        match self.rate {
+            Some(r) => format!("passed {}/{ran} ({:.0}%)", self.passed, r * 100.0),
+            None => "skipped".to_owned(),
+        }
+    }
+}
+
+/// The pass rate of every case over `rounds` (each round: the suites of one run, as the
+/// CLI collects them).
+pub fn pass_rates(rounds: &[Vec<SuiteRun>]) -> Vec<PassRate> {
+    let mut out: Vec<PassRate> = Vec::new();
+    let mut index: std::collections::HashMap<(String, String), usize> = Default::default();
+    for round in rounds {
+        for run in round {
+            for r in &run.result.results {
+                let key = (run.result.workflow.clone(), r.id.clone());
+                let i = *index.entry(key).or_insert_with(|| {
+                    out.push(PassRate {
+                        workflow: run.result.workflow.clone(),
+                        id: r.id.clone(),
+                        runs: 0,
+                        passed: 0,
+                        failed: 0,
+                        skipped: 0,
+                        not_run: 0,
+                        rate: None,
+                    });
+                    out.len() - 1
+                });
+                let Some(p) = out.get_mut(i) else { continue };
+                p.runs += 1;
+                match r.verdict.status {
+                    VerdictStatus::Passed => p.passed += 1,
+                    VerdictStatus::Failed => p.failed += 1,
+                    VerdictStatus::Skipped => p.skipped += 1,
+                    VerdictStatus::NotRun => p.not_run += 1,
+                }
+            }
+        }
+    }
+    for p in &mut out {
+        let ran = p.passed + p.failed + p.not_run;
+        p.rate = (ran > 0).then(|| p.passed as f64 / ran as f64);
+    }
+    out
+}
+
+/// The pass-rate block of the narration: `pass rate over N runs:` then one line per case,
+/// `  <workflow>/<case>  passed P/R (xx%)`, flaky cases (neither 0% nor 100%) marked
+/// `flaky`.
+pub fn pass_rate_narration(w: &mut dyn Write, rounds: usize, rates: &[PassRate]) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(
+        w,
+        "pass rate over {rounds} run{}:",
+        if rounds == 1 { "" } else { "s" }
+    )?;
+    for p in rates {
+        let flaky = p.rate.is_some_and(|r| r > 0.0 && r < 1.0);
+        writeln!(
+            w,
+            "  {}/{}  {}{}",
+            inert(&p.workflow),
+            inert(&p.id),
+            p.line(),
+            if flaky { "  flaky" } else { "" }
+        )?;
+    }
+    Ok(())
+}
+
+/// The Markdown pass-rate table of `--repeat N` (`## Pass rate over N runs`, then
+/// `| case | passed | failed | not run | skipped | rate |`), escaped as [`markdown`].
+pub fn pass_rate_markdown(w: &mut dyn Write, rounds: usize, rates: &[PassRate]) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(w, "## Pass rate over {rounds} runs")?;
+    writeln!(w)?;
+    writeln!(w, "| case | passed | failed | not run | skipped | rate |")?;
+    writeln!(w, "|---|---|---|---|---|---|")?;
+    for p in rates {
+        writeln!(
+            w,
+            "| {}/{} | {} | {} | {} | {} | {} |",
+            md(&p.workflow),
+            md(&p.id),
+            p.passed,
+            p.failed,
+            p.not_run,
+            p.skipped,
+            p.rate
+                .map(|r| format!("{:.0}%", r * 100.0))
+                .unwrap_or_else(|| "—".to_owned())
+        )?;
+    }
+    Ok(())
 }

@@ -311,7 +311,9 @@ fn check_kind(
     let owned;
     let parsed = match (parsed, kind) {
         (Some(p), _) => p,
-        (None, FileKind::Other | FileKind::WorkflowMd(_)) => &Parsed::default(),
+        (None, FileKind::Other | FileKind::WorkflowMd(_) | FileKind::Cassette(_)) => {
+            &Parsed::default()
+        }
         (None, _) => {
             owned = yaml::parse(text);
             &owned
@@ -320,6 +322,7 @@ fn check_kind(
     match kind {
         FileKind::Other => {}
         FileKind::WorkflowMd(_) => out.extend(rules::workflow::check_workflow_md(path, text)),
+        FileKind::Cassette(dir) => out.extend(rules::cassette::check_document(fs, dir, path, text)),
         FileKind::Workflow(dir) => {
             let root = report_parse(path, parsed, &mut out);
             if let Some(root) = root {
@@ -419,6 +422,7 @@ fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
     for f in workspace::discover_cases(fs, dir)
         .into_iter()
         .chain(workspace::discover_agent_scripts(fs, dir))
+        .chain(workspace::discover_cassettes(fs, dir))
     {
         jobs.push(Job::Member(f));
     }

@@ -18,6 +18,8 @@ pub enum FileKind {
     AgentScript(WorkflowDir),
     /// `workflows/<slug>/WORKFLOW.md`.
     WorkflowMd(WorkflowDir),
+    /// `workflows/<slug>/tests/**/*.cassette.json` (a recorded live run, docs/cassettes.md).
+    Cassette(WorkflowDir),
     /// Anything else: gets no diagnostics.
     Other,
 }
@@ -76,6 +78,7 @@ pub fn classify(path: &str) -> FileKind {
         ["WORKFLOW.md"] => FileKind::WorkflowMd(dir),
         ["tests", .., name] if is_case_name(name) => FileKind::Case(dir),
         ["tests", .., name] if name.ends_with(".agent.yaml") => FileKind::AgentScript(dir),
+        ["tests", .., name] if name.ends_with(".cassette.json") => FileKind::Cassette(dir),
         _ => FileKind::Other,
     }
 }
@@ -125,6 +128,14 @@ pub fn discover_agent_scripts(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<Stri
     walk(fs, &wf.tests_dir())
         .into_iter()
         .filter(|p| p.ends_with(".agent.yaml"))
+        .collect()
+}
+
+/// Every cassette of a workflow (`tests/**/*.cassette.json`), sorted as [`walk`] lists.
+pub fn discover_cassettes(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<String> {
+    walk(fs, &wf.tests_dir())
+        .into_iter()
+        .filter(|p| p.ends_with(".cassette.json"))
         .collect()
 }
 

@@ -81,6 +81,10 @@ enum Command {
         /// ARCHMAX_API_KEY, ARCHMAX_MODEL; docs/live-agent.md). Without it no model is called.
         #[arg(long)]
         live: bool,
+        /// Run every case N times (1 to 100) and report each case's pass rate; one
+        /// `history.jsonl` row per run. Meant for `--live`, where answers vary.
+        #[arg(long, value_name = "N")]
+        repeat: Option<u32>,
         /// Read unsaved editor buffers from stdin, a JSON object of workspace-relative path
         /// (below `workflows/`) → text, and run them instead of the files on disk (at most
         /// 16 MiB, 1,000 buffers).
@@ -254,6 +258,7 @@ fn main() -> ExitCode {
             coverage,
             coverage_min,
             live,
+            repeat,
             buffers_stdin,
         }) => {
             init_logging("warn");
@@ -287,6 +292,7 @@ fn main() -> ExitCode {
                     |env| Box::new(wfx_lsp::live::HttpTransport::new(env)),
                 ))),
                 env: None,
+                repeat,
                 buffers,
             };
             code(cli::run_test(

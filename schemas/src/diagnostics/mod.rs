@@ -10,6 +10,7 @@
 
 mod codes_agent;
 mod codes_case;
+mod codes_cassette;
 mod codes_cross_case;
 mod codes_cross_workflow;
 mod codes_internal;
@@ -21,6 +22,7 @@ mod codes_yaml;
 pub use codes_agent::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_case::*;
+pub use codes_cassette::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
 pub use codes_cross_case::*;
 #[allow(unused_imports, ambiguous_glob_reexports)]
@@ -94,6 +96,7 @@ pub fn all_codes() -> Vec<Code> {
     v.extend_from_slice(codes_cross_case::CODES);
     v.extend_from_slice(codes_cross_workflow::CODES);
     v.extend_from_slice(codes_agent::CODES);
+    v.extend_from_slice(codes_cassette::CODES);
     v.extend_from_slice(codes_script::CODES);
     v.extend_from_slice(codes_internal::CODES);
     v.sort_by_key(|c| c.code);
@@ -452,7 +455,7 @@ pub fn render_markdown() -> String {
     let mut out = String::from(
         "# Diagnostics\n\n<!-- Generated from schemas/src/diagnostics/ by `UPDATE_EXPECT=1 cargo test -p wfx-schemas --test generated_docs`; do not edit. -->\n\n",
     );
-    out.push_str("Codes are stable: `WFX0xx` YAML and stream, `WFX1xx` case documents (FORMAT §B), `WFX2xx` workflow.yaml (FORMAT §A), `WFX3xx` cross-file (FORMAT §B.10, §D), `WFX4xx` agent scripts, `WFX5xx` hook and skill scripts, `WFX9xx` internal.\n\n");
+    out.push_str("Codes are stable: `WFX0xx` YAML and stream, `WFX1xx` case documents (FORMAT §B), `WFX2xx` workflow.yaml (FORMAT §A), `WFX3xx` cross-file (FORMAT §B.10, §D), `WFX4xx` agent scripts (`WFX45x` cassettes), `WFX5xx` hook and skill scripts, `WFX9xx` internal.\n\n");
     out.push_str("| code | name | severity | rule | summary |\n|---|---|---|---|---|\n");
     for c in all_codes() {
         out.push_str(&format!(

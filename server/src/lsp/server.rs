@@ -249,7 +249,8 @@ fn workflow_dir(rel: &str) -> Option<WorkflowDir> {
         FileKind::Workflow(d)
         | FileKind::Case(d)
         | FileKind::AgentScript(d)
-        | FileKind::WorkflowMd(d) => Some(d),
+        | FileKind::WorkflowMd(d)
+        | FileKind::Cassette(d) => Some(d),
         FileKind::Other => None,
     }
 }
