@@ -794,3 +794,44 @@ async fn a_buffer_outside_the_workspace_folders_reads_nothing_beside_it() {
     assert!(d.to_string().contains("did you mean"), "{d}");
     c.shutdown().await;
 }
+
+/// issue 16: the capabilities the editor fixes rely on. Document highlight is announced;
+/// formatting is deliberately not (docs/editors.md "Formatting": the server does not
+/// reformat, so a YAML formatter the user chose stays the only one), so neither
+/// `documentFormattingProvider` nor `documentRangeFormattingProvider` may appear.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn highlight_is_announced_and_formatting_is_not() {
+    let ws = corpus_copy();
+    let mut c = Client::start();
+    let init = c.initialize(ws.path(), &["utf-16"], true).await;
+    let caps = &init["capabilities"];
+    assert_eq!(caps["documentHighlightProvider"], json!(true), "{caps}");
+    for absent in [
+        "documentFormattingProvider",
+        "documentRangeFormattingProvider",
+        "documentOnTypeFormattingProvider",
+    ] {
+        assert!(
+            caps.get(absent).is_none_or(Value::is_null),
+            "{absent}: {caps}"
+        );
+    }
+    // Asked anyway, formatting is refused or empty: never an edit.
+    let spec = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    c.open(&spec, &text, 1).await;
+    let id = 9_001;
+    c.send(json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/formatting",
+        "params": {"textDocument": {"uri": uri(&spec)}, "options": {"tabSize": 2, "insertSpaces": true}}}))
+        .await;
+    let resp = c
+        .wait_for("the formatting answer", |m| {
+            m["id"] == id && m.get("method").is_none()
+        })
+        .await;
+    assert!(
+        resp.get("error").is_some() || resp["result"].is_null() || resp["result"] == json!([]),
+        "{resp}"
+    );
+    c.shutdown().await;
+}

@@ -153,6 +153,30 @@ fn init_logging(default: &str) {
         .try_init();
 }
 
+/// Server mode: the `wfx_*` crates' events go to the client as `window/logMessage` at their
+/// level (`wfx_lsp::lsp::logging`); stderr gets only errors of other crates, without a
+/// timestamp (clients add their own; Neovim files every stderr line as an error).
+fn init_server_logging() {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WFX_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_ansi(false)
+        .with_filter(tracing_subscriber::filter::filter_fn(|m| {
+            *m.level() == tracing::Level::ERROR && !m.target().starts_with("wfx")
+        }));
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(wfx_lsp::lsp::logging::ClientLog::install())
+        .with(stderr)
+        .try_init();
+}
+
 fn code(c: i32) -> ExitCode {
     ExitCode::from(u8::try_from(c).unwrap_or(2))
 }
@@ -191,11 +215,12 @@ fn main() -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     match args.command {
         None | Some(Command::Lsp) => {
-            init_logging("info");
+            init_server_logging();
             match wfx_lsp::lsp::run_stdio() {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    tracing::error!("the language server failed: {e}");
+                    // The client is gone: stderr is the only place left.
+                    eprintln!("wfx-lsp: the language server failed: {e}");
                     ExitCode::FAILURE
                 }
             }

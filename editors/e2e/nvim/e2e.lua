@@ -25,6 +25,8 @@
 --                            refresh, so the server pushes the verdict instead)                  (on)
 --     EXPECT_COMPLETION_EDITS  "on": a completion item's textEdit applied by Neovim keeps `&anchor` before the
 --                            word and inserts the space after a bare `reachedState:`             (on)
+--     EXPECT_LOG_LEVELS      "on": the server's startup line arrives as window/logMessage of type Info (3), and
+--                            nothing of it is on stderr (which Neovim files as errors in lsp.log)    (on)
 --     EXPECT_OUTLINE         "on": the outline of workflow.yaml (documentSymbol) has every top-level key (title,
 --                            states, …) and the states under `states`; document highlight on a state's key marks
 --                            its key Write (3) and its `to:` uses Read (2)                          (on)
@@ -60,6 +62,7 @@ local X = {
   run_refresh = expect('EXPECT_RUN_REFRESH', 'on'),
   completion_edits = expect('EXPECT_COMPLETION_EDITS', 'on'),
   outline = expect('EXPECT_OUTLINE', 'on'),
+  log_levels = expect('EXPECT_LOG_LEVELS', 'on'),
   evidence = expect('EXPECT_EVIDENCE', 'on'),
 }
 -- issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
@@ -179,6 +182,18 @@ local function hint_labels(buf, client)
   return labels, err
 end
 
+-- window/logMessage notifications as received (type, message), for the log level check; lsp.log's size before
+local log_messages = {}
+local log_file = vim.lsp.log.get_filename()
+local log_size0 = vim.fn.getfsize(log_file)
+do
+  local orig = vim.lsp.handlers['window/logMessage']
+  vim.lsp.handlers['window/logMessage'] = function(err, result, ctx, config)
+    if result then table.insert(log_messages, { type = result.type, message = result.message }) end
+    return orig(err, result, ctx, config)
+  end
+end
+
 local function main()
   -- what a user's init.lua does after installing editors/nvim
   vim.lsp.enable(NAME)
@@ -189,6 +204,31 @@ local function main()
   check('attach_case', client ~= nil and client.root_dir == WS,
     client and { root_dir = client.root_dir, filetype = vim.bo[broken].filetype } or { filetype = vim.bo[broken].filetype })
   if not client then return finish(1) end
+
+  -- 1b. log lines at their true level (issue 16): the startup line is a logMessage of type Info, and lsp.log
+  -- (where Neovim files a server's stderr as ERROR) gets nothing from the server's stderr
+  if X.log_levels then
+    local hit
+    vim.wait(T, function()
+      for _, m in ipairs(log_messages) do
+        if m.message:find('initialize: encoding', 1, true) then hit = m return true end
+      end
+      return false
+    end, 20)
+    local f = io.open(log_file, 'r')
+    local tail = ''
+    if f then
+      f:seek('set', math.max(log_size0, 0))
+      tail = f:read('*a') or ''
+      f:close()
+    end
+    local stderr_lines = {}
+    for l in tail:gmatch('[^\n]+') do
+      if l:find('stderr', 1, true) then table.insert(stderr_lines, l) end
+    end
+    check('log_levels', hit ~= nil and hit.type == 3 and #stderr_lines == 0,
+      { startup = hit, stderr = stderr_lines, messages = #log_messages })
+  else skip('log_levels') end
 
   -- 2. diagnostics on the misspelled step
   if X.diag then

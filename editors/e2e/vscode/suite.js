@@ -10,7 +10,8 @@
 // class) from the editor and expects the hover on its failed step to name the reason ("-" skips; issue 16).
 // EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
 // `reachedState:` ("-" skips); EXPECT_OUTLINE: "on" checks workflow.yaml's outline (every top-level key) and the
-// document highlight of a state ("-" skips).
+// document highlight of a state ("-" skips); EXPECT_LOG_LEVELS: "on" checks that the server's startup line is
+// logged at info without a second timestamp ("-" skips).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
@@ -37,6 +38,7 @@ const X = {
   evidence: expect('EXPECT_EVIDENCE', 'on'),
   completionEdits: expect('EXPECT_COMPLETION_EDITS', 'on'),
   outline: expect('EXPECT_OUTLINE', 'on'),
+  logLevels: expect('EXPECT_LOG_LEVELS', 'on'),
 };
 // issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
 const EVIDENCE = [
@@ -96,6 +98,21 @@ exports.run = async function run() {
     return { trusted: vscode.workspace.isTrusted, server: api.client().initializeResult?.serverInfo };
   });
   if (!api) throw new Error('extension did not activate; nothing else to check');
+
+  // issue 16: the server's startup line reaches the `wfx` log channel at its level (info), once, without the
+  // language client's `[Info  - 10:00:00]` prefix (the log channel adds its own timestamp).
+  if (X.logLevels !== null) {
+    await check('server_log_levels', async () => {
+      const hit = await waitFor(() => api.recentLog().find((l) => l.includes('initialize: encoding')), 10000);
+      const lines = api.recentLog();
+      assert.ok(hit, `no startup line in the log: ${JSON.stringify(lines.slice(-10))}`);
+      assert.ok(hit.startsWith('info: '), `startup line not at info: ${hit}`);
+      assert.ok(!/\d\d:\d\d:\d\d/.test(hit), `a timestamp inside the line: ${hit}`);
+      const prefixed = lines.filter((l) => /\[(Trace|Debug|Info|Warn|Error)\s*- /.test(l));
+      assert.deepEqual(prefixed, [], 'lines with the client prefix');
+      return hit;
+    });
+  } else skip('server_log_levels');
 
   if (X.diag !== null) {
     await check('diagnostics', async () => {

@@ -143,7 +143,7 @@ function makeClient(srv: ResolvedServer): LanguageClient {
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: DOCUMENT_SELECTOR,
-    outputChannel: log,
+    outputChannel: serverChannel(log),
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     initializationOptions: settingsObject(),
     synchronize: {
@@ -227,6 +227,42 @@ async function restart(): Promise<void> {
   await starting;
   await stop();
   await start();
+}
+
+/**
+ * The channel the language client writes to. vscode-languageclient prefixes each `window/logMessage` line with
+ * `[Info  - 10:00:00]` and appends the server's stderr as is; the `wfx` channel is a log channel that adds its
+ * own timestamp and level, so the prefix is stripped and the line logged at its level (no doubled timestamps,
+ * issue 16). The server writes only errors to stderr, so a stderr line is logged as an error.
+ */
+function serverChannel(ch: vscode.LogOutputChannel): vscode.OutputChannel {
+  let partial = '';
+  const line = (text: string) => {
+    const m = /^\[(Trace|Debug|Info|Warn|Error)\s*- [^\]]*\] ?([\s\S]*)$/.exec(text);
+    if (!m) return ch.info(text);
+    const body = m[2];
+    switch (m[1]) {
+      case 'Trace': return ch.trace(body);
+      case 'Debug': return ch.debug(body);
+      case 'Warn': return ch.warn(body);
+      case 'Error': return ch.error(body);
+      default: return ch.info(body);
+    }
+  };
+  return {
+    name: ch.name,
+    append: (v: string) => {
+      const parts = (partial + v).split('\n');
+      partial = parts.pop() ?? '';
+      for (const p of parts) if (p.trim()) ch.error(p);
+    },
+    appendLine: (v: string) => line(v),
+    replace: (v: string) => ch.replace(v),
+    clear: () => ch.clear(),
+    show: (a?: unknown, b?: boolean) => (typeof a === 'boolean' ? ch.show(a) : ch.show(b)),
+    hide: () => ch.hide(),
+    dispose: () => undefined,
+  } as vscode.OutputChannel;
 }
 
 const memory: string[] = [];

@@ -13,6 +13,7 @@ pub mod commands;
 pub mod convert;
 pub mod document;
 pub mod framing;
+pub mod logging;
 pub mod overlay;
 pub mod paths;
 pub mod runs;

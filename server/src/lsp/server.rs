@@ -1404,6 +1404,15 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: lsp::InitializedParams) {
+        // Log lines at their level, as `window/logMessage` (issue 16; `logging`).
+        if let Some(mut lines) = super::logging::take_lines() {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                while let Some((ty, line)) = lines.recv().await {
+                    client.log_message(ty, line).await;
+                }
+            });
+        }
         let s = self.session();
         if s.watch_registration {
             let this = self.clone();
