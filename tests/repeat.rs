@@ -172,6 +172,22 @@ fn three_runs_of_an_alternating_model_and_the_stdout_line_counts_them() {
         "3 runs: 2 passed, 1 failed, 0 skipped\n"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("passed 2/3 (67%)  flaky"));
+    // Round 1 recorded the case (record `once`, no cassette before); rounds 2 and 3 played
+    // the model live and did not overwrite it (runner/src/rounds.rs).
+    let cassette =
+        std::fs::read_to_string(ws.path().join("workflows/tiny/tests/hello.cassette.json"))
+            .unwrap();
+    assert!(cassette.contains("hello there"), "{cassette}");
+    assert!(!cassette.contains("goodbye"), "{cassette}");
+    assert!(!cassette.contains(KEY), "{cassette}");
+
+    // A second command replays that recording in every round: no model call, 3/3.
+    let again = run(ws.path(), &fake, &["tiny", "--live", "--repeat", "3"]);
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "replayed, not called");
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout),
+        "3 runs: 3 passed, 0 failed, 0 skipped\n"
+    );
 }
 
 #[test]

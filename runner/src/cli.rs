@@ -399,8 +399,13 @@ pub fn run_cli_with(
     );
     let prices = live.as_ref().map(|l| l.env.prices).unwrap_or_default();
     let secrets = secrets(live.as_ref());
+    // The cassettes this command writes: rounds 2..N of `--repeat` do not replay them
+    // (crate::rounds).
+    let written = crate::rounds::Written::default();
     let save_cassette = |path: &str, c: &Cassette| -> Result<usize, FileError> {
-        crate::cassette::save(&disk, path, c, &secrets)
+        let n = crate::cassette::save(&disk, path, c, &secrets)?;
+        written.add(path);
+        Ok(n)
     };
     let chat = || -> Box<dyn ChatTransport> {
         match &live {
@@ -461,12 +466,19 @@ pub fn run_cli_with(
             started
         };
         let mut runs: Vec<SuiteRun> = Vec::new();
+        // Round 1 plays the workspace as it is; later rounds do not see the cassettes it
+        // wrote, play those cases live and write nothing (crate::rounds).
+        let later = crate::rounds::Hiding {
+            inner: &fs,
+            hidden: &written,
+        };
+        let round_fs: &dyn FileAccess = if round == 1 { &fs } else { &later };
         for dir in &plan.suites {
             let filter = match (&plan.path_filter, &opts.filter) {
                 (Some(p), _) if opts.filter.is_none() => Some(p.clone()),
                 (_, f) => f.clone(),
             };
-            let mut ro = RunOptions::new(&fs, ctx.clock);
+            let mut ro = RunOptions::new(round_fs, ctx.clock);
             ro.grades = GradePolicy {
                 skip: opts.skip_grades,
                 model: match &live {
@@ -477,7 +489,7 @@ pub fn run_cli_with(
                     None => ctx.model.clone(),
                 },
             };
-            let workflow = wfx_schemas::check::load_workflow(&fs, dir).and_then(|w| w.model);
+            let workflow = wfx_schemas::check::load_workflow(round_fs, dir).and_then(|w| w.model);
             let live_judge = || -> Box<dyn Judge> {
                 match (&live, &workflow) {
                     (Some(l), Some(wf)) => {
@@ -508,7 +520,7 @@ pub fn run_cli_with(
                 });
                 ro.judge = Some(&live_judge);
             }
-            ro.record = record;
+            ro.record = if round == 1 { record } else { RecordMode::None };
             ro.strict_cassettes = opts.strict_cassettes;
             ro.save_cassette = Some(&save_cassette);
             ro.usage = Some(model_usage.clone());
@@ -516,7 +528,7 @@ pub fn run_cli_with(
             ro.bail = opts.bail;
             ro.allow_no_agent = opts.allow_no_agent;
             ro.script_host = Some(&make_host);
-            let count = discover_cases(&fs, dir)
+            let count = discover_cases(round_fs, dir)
                 .iter()
                 .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
                 .count();

@@ -20,6 +20,7 @@ pub mod model;
 pub mod path;
 pub mod report;
 pub mod report_html;
+pub mod rounds;
 pub mod sandbox;
 pub mod scaffold;
 pub mod script_host;
