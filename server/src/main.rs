@@ -110,6 +110,13 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Re-apply the redaction of key-like environment values (process and `.env`) to
+    /// cassettes in place; prints per file how many values were replaced.
+    Scrub {
+        /// Cassettes (`*.cassette.json`) relative to the workspace root (the current
+        /// folder); none: every cassette below `workflows/`.
+        paths: Vec<String>,
+    },
     /// Draw a workflow's graph; with `--case`, light the path a run of that case took.
     Graph {
         /// A workflow slug, a workspace root, a workflow folder or a file inside one.
@@ -321,6 +328,15 @@ fn main() -> ExitCode {
             code(wfx_runner::scaffold::run_cli(
                 &case,
                 force,
+                &cwd,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+        Some(Command::Scrub { paths }) => {
+            init_logging("warn");
+            code(wfx_runner::cassette::scrub::run_cli(
+                &paths,
                 &cwd,
                 &mut std::io::stdout().lock(),
                 &mut std::io::stderr(),
