@@ -11,6 +11,7 @@ pub mod clock;
 pub mod coverage;
 pub mod disk;
 pub mod evidence;
+pub mod file_tools;
 pub mod glob;
 pub mod governance;
 pub mod grade;

@@ -45,6 +45,7 @@ use wfx_schemas::workspace::WorkflowDir;
 use crate::agent::{Agent, AgentAction, AgentMessage, RunCause, TurnContext};
 use crate::clock::Clock;
 use crate::evidence::{CallStatus, Event, Evidence};
+use crate::file_tools::Limits;
 use crate::governance::{self, Block};
 use crate::grade::{GradePolicy, Judge, unavailable_reason};
 use crate::matching::{partial_match, resolve_path};
@@ -371,7 +372,7 @@ pub const OUTPUT_CUT_MARKER: &str =
 
 /// What a session keeps of one tool result, given the bytes `kept` so far (updated):
 /// [`cut_output`] with the room left under [`MAX_SESSION_TOOL_OUTPUT_BYTES`].
-fn keep_output(kept: &mut usize, content: String) -> String {
+pub(crate) fn keep_output(kept: &mut usize, content: String) -> String {
     let room = MAX_SESSION_TOOL_OUTPUT_BYTES.saturating_sub(*kept);
     let content = cut_output(content, room);
     *kept = kept.saturating_add(content.len());
@@ -678,6 +679,12 @@ impl<'w> Session<'w> {
         }
     }
 
+    /// Bytes of tool output the session still keeps ([`MAX_SESSION_TOOL_OUTPUT_BYTES`]
+    /// less what it kept).
+    fn output_room(&self) -> usize {
+        MAX_SESSION_TOOL_OUTPUT_BYTES.saturating_sub(self.output_bytes)
+    }
+
     /// Built-in file tools over the session folder (skills and `AGENTS.md` mounted).
     fn file_tool(&mut self, tool: &str, input: &Value, authority: Authority) -> Option<ToolResult> {
         let s = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -745,43 +752,22 @@ impl<'w> Session<'w> {
                 }
                 Ok(format!("{} {from} to {to}", if tool == "move_file" { "Moved" } else { "Copied" }))
             }),
+            // Built only up to what the session's output cap still keeps (bounded work,
+            // `crate::file_tools`).
             "ls" => {
                 let p = s("path").unwrap_or_default();
-                self.fs.list(&p).map_err(fserr).map(|entries| {
-                    entries
-                        .into_iter()
-                        .filter(|e| visible(&e.path))
-                        .map(|e| if e.is_dir { format!("{}/", e.path) } else { e.path })
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                })
+                crate::file_tools::ls(&self.fs, &p, &visible, self.output_room(), &Limits::RUNNER)
+                    .map(|a| a.text)
+                    .map_err(fserr)
             }
             "glob" => need("pattern").map(|pat| {
                 let base = s("path").unwrap_or_default();
-                self.fs
-                    .walk(&base)
-                    .into_iter()
-                    .filter(|p| visible(p) && crate::glob::glob_match(&join(&base, &pat), p) == Ok(true))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                crate::file_tools::glob(&self.fs, &base, &pat, &visible, self.output_room(), &Limits::RUNNER).text
             }),
             "grep" => need("pattern").map(|pat| {
                 let base = s("path").unwrap_or_default();
                 let filter = s("glob");
-                let mut out = Vec::new();
-                for p in self.fs.walk(&base) {
-                    if !visible(&p) || filter.as_ref().is_some_and(|g| crate::glob::glob_match(g, p.rsplit('/').next().unwrap_or(&p)) != Ok(true)) {
-                        continue;
-                    }
-                    if let Ok(text) = self.fs.read(&p) {
-                        for (i, line) in text.lines().enumerate() {
-                            if line.contains(&pat) {
-                                out.push(format!("{p}:{}: {line}", i + 1));
-                            }
-                        }
-                    }
-                }
-                out.join("\n")
+                crate::file_tools::grep(&self.fs, &base, &pat, filter.as_deref(), &visible, self.output_room(), &Limits::RUNNER).text
             }),
             "write_todos" => Ok("Updated the todo list".into()),
             _ => return None,

@@ -136,6 +136,42 @@ pub fn glob_match(pattern: &str, path: &str) -> Result<bool, GlobLimit> {
     Ok(expansions.iter().any(|p| matches(&tokens(p), &s)))
 }
 
+/// A glob expanded and tokenised once, for matching many paths with one budget (the
+/// runner's `glob` and `grep` file tools). Same semantics and bounds as [`glob_match`].
+pub struct CompiledGlob {
+    alternatives: Vec<Vec<Token>>,
+}
+
+impl CompiledGlob {
+    /// Expands and tokenises `pattern` (a leading `/` ignored). `Err` over a brace bound.
+    pub fn new(pattern: &str) -> Result<Self, GlobLimit> {
+        let expansions = expand_braces(pattern.trim_start_matches('/'))?;
+        Ok(Self {
+            alternatives: expansions.iter().map(|p| tokens(p)).collect(),
+        })
+    }
+
+    /// The work one match of a path of `path_chars` characters costs, in dynamic-programme
+    /// cell updates: the sum over the expansions of (tokens + 1) × (path chars + 1). A
+    /// caller with a per-call budget charges this before [`CompiledGlob::is_match`].
+    pub fn cost(&self, path_chars: usize) -> u64 {
+        let row = path_chars.saturating_add(1) as u64;
+        self.alternatives
+            .iter()
+            .map(|t| (t.len() as u64).saturating_add(1).saturating_mul(row))
+            .fold(0, u64::saturating_add)
+    }
+
+    /// Whether `path` matches; `Err(GlobLimit::PathTooLong)` past [`MAX_PATH_CHARS`].
+    pub fn is_match(&self, path: &str) -> Result<bool, GlobLimit> {
+        let s: Vec<char> = path.chars().take(MAX_PATH_CHARS + 1).collect();
+        if s.len() > MAX_PATH_CHARS {
+            return Err(GlobLimit::PathTooLong);
+        }
+        Ok(self.alternatives.iter().any(|t| matches(t, &s)))
+    }
+}
+
 /// `Ok` when `pattern` is within every glob bound ([`MAX_BRACE_DEPTH`],
 /// [`MAX_BRACE_EXPANSIONS`], [`MAX_EXPANDED_CHARS`]); `check` reports the `Err`.
 pub fn check_pattern(pattern: &str) -> Result<(), GlobLimit> {
