@@ -867,9 +867,10 @@ mod tests {
             crate::workspace::discover_cases(&fs, &dir),
             vec!["workflows/w/tests/a.test.yaml".to_owned()]
         );
+        // A cassette is its own kind of file (`check` validates it: WFX450-454), never a case.
         assert_eq!(
             crate::workspace::classify("workflows/w/tests/a.cassette.json"),
-            crate::workspace::FileKind::Other
+            crate::workspace::FileKind::Cassette(dir)
         );
     }
 
