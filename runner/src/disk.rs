@@ -93,6 +93,25 @@ fn not_regular(meta: &std::fs::Metadata) -> Result<(), FileError> {
     }
 }
 
+/// `Err` when the regular file `meta` describes has more than one hard link ("confinement":
+/// a hard link can make a file outside the workspace, a key or another user's file on the
+/// same file system, appear inside it; git never creates one, so in a clone it was planted).
+/// The file is refused, never read.
+fn hard_links(meta: &std::fs::Metadata) -> Result<(), FileError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.is_file() && meta.nlink() > 1 {
+            return Err(FileError::HardLink {
+                links: meta.nlink(),
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    Ok(())
+}
+
 /// Opens `p` for reading without blocking on a named pipe that has no writer.
 fn open_nonblocking(p: &Path) -> std::io::Result<std::fs::File> {
     let mut o = std::fs::OpenOptions::new();
@@ -297,6 +316,7 @@ impl FileAccess for DiskFiles {
             return Err(FileError::Other("it is a folder".into()));
         }
         not_regular(&meta)?;
+        hard_links(&meta)?;
         let too_large = |bytes: u64| FileError::TooLarge {
             bytes,
             limit: max_bytes,
@@ -309,6 +329,7 @@ impl FileAccess for DiskFiles {
         let file = open_nonblocking(&p).map_err(|e| io_error(&e))?;
         let meta = file.metadata().map_err(|e| io_error(&e))?;
         not_regular(&meta)?;
+        hard_links(&meta)?;
         if meta.len() > max_bytes {
             return Err(too_large(meta.len()));
         }
@@ -593,6 +614,45 @@ mod tests {
         );
         assert_eq!(fs.read(".env").unwrap(), b"OPENAI_API_KEY=sk-SECRET");
         assert_eq!(fs.read(".git/config").unwrap().len(), 26);
+    }
+
+    /// Finding 12: a hard link makes a file from outside the root look like a regular file
+    /// inside it. A regular file with more than one link is refused unread (`HardLink`),
+    /// whatever its other name; the same file with one link again is read.
+    #[cfg(unix)]
+    #[test]
+    fn hard_linked_files_are_refused_unread() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("ws");
+        std::fs::create_dir_all(root.join("workflows/a/tests")).unwrap();
+        let secret = outer.path().join("secret.txt");
+        std::fs::write(&secret, "HARDLINK-SECRET").unwrap();
+        let planted = root.join("workflows/a/tests/x.test.yaml");
+        std::fs::hard_link(&secret, &planted).unwrap();
+        let fs = DiskFiles::new(&root);
+        let p = "workflows/a/tests/x.test.yaml";
+        assert_eq!(fs.read(p), Err(FileError::HardLink { links: 2 }));
+        assert_eq!(fs.read_max(p, 1), Err(FileError::HardLink { links: 2 }));
+        let shown = fs.read_text(p).unwrap_err().to_string();
+        assert!(
+            shown.contains("2 hard links") && !shown.contains("SECRET"),
+            "{shown}"
+        );
+        // Listing and `is_file` read no content and still see it, so `check` reports it:
+        // `WFX011` on the file, its content nowhere.
+        assert!(fs.is_file(p));
+        let got = wfx_schemas::check::check_paths(&fs, &[p.to_owned()]).unwrap();
+        assert!(
+            got.diagnostics
+                .iter()
+                .any(|d| d.code.code == "WFX011" && d.file == p),
+            "{:?}",
+            got.diagnostics
+        );
+        assert!(!format!("{:?}", got.diagnostics).contains("SECRET"));
+        // The other name gone, the file has one link and is an ordinary file again.
+        std::fs::remove_file(&secret).unwrap();
+        assert_eq!(fs.read(p).unwrap(), b"HARDLINK-SECRET");
     }
 
     #[cfg(unix)]

@@ -99,7 +99,7 @@ fn fs_error(norm: &str, what: &str, e: FileError) -> FsError {
     match e {
         FileError::NotFound => FsError::NotFound(norm.to_owned()),
         FileError::OutsideWorkspace => FsError::Escapes(norm.to_owned()),
-        e @ (FileError::Other(_) | FileError::TooLarge { .. }) => {
+        e @ (FileError::Other(_) | FileError::TooLarge { .. } | FileError::HardLink { .. }) => {
             FsError::Io(format!("cannot {what} `{norm}`: {e}"))
         }
     }

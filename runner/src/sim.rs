@@ -1713,7 +1713,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             .read_text_max(&file, wfx_schemas::check::MAX_SCRIPT_BYTES)
         {
             Ok(s) => s,
-            Err(e @ wfx_schemas::files::FileError::TooLarge { .. }) => {
+            Err(
+                e @ (wfx_schemas::files::FileError::TooLarge { .. }
+                | wfx_schemas::files::FileError::HardLink { .. }),
+            ) => {
                 return Ok(Err(ScriptError::Failed(format!(
                     "hook `{path}` ({file}) was not run: {e}"
                 ))));

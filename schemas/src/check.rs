@@ -195,6 +195,12 @@ fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
             TextRange::empty(0),
             format!("`{path}` is a symbolic link that leaves the workspace; it was not read"),
         )),
+        Err(e @ FileError::HardLink { .. }) => Err(Diagnostic::new(
+            &diagnostics::HARD_LINK,
+            path,
+            TextRange::empty(0),
+            e.to_string(),
+        )),
         Err(FileError::TooLarge { bytes, limit }) => Err(Diagnostic::new(
             &diagnostics::FILE_TOO_LARGE,
             path,

@@ -29,6 +29,13 @@ pub enum FileError {
         /// The bound it was read with, in bytes.
         limit: u64,
     },
+    /// The file is a regular file with more than one hard link (`links`): a hard link can
+    /// make a file outside the workspace appear inside it, and git never creates one, so
+    /// in a cloned repository it was planted. Refused, never read ("confinement").
+    HardLink {
+        /// The file's link count.
+        links: u64,
+    },
 }
 
 /// Formats a byte count for a message: whole MiB when it is a multiple of 1 MiB, else bytes
@@ -49,6 +56,10 @@ impl std::fmt::Display for FileError {
             FileError::Other(why) => f.write_str(why),
             FileError::OutsideWorkspace => f.write_str(
                 "it leads outside the workspace (a symbolic link, an absolute path or `..`); it was not read",
+            ),
+            FileError::HardLink { links } => write!(
+                f,
+                "the file has {links} hard links (one may be outside the workspace; git never creates hard links); it was not read"
             ),
             FileError::TooLarge { bytes, limit } => write!(
                 f,

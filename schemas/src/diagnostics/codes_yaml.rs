@@ -98,6 +98,16 @@ code!(
     "The file (or a folder above it) is a symbolic link that resolves outside the workspace root (the folder above `workflows/`). It is not read: a hostile repository could otherwise make `check` print a private key or the environment into a CI log. The diagnostic names the link, never its target's content. Links that stay inside the workspace work as usual.\n\nFails: `workflows/a/tests/x.test.yaml -> /proc/self/environ`.\nPasses: `workflows/a/tests/x.test.yaml -> ../shared/x.test.yaml` inside the workspace, or a regular file."
 );
 
+code!(
+    HARD_LINK,
+    "WFX011",
+    "hard-link",
+    Error,
+    "wfx",
+    "a file with more than one hard link is not read",
+    "A regular file with more than one hard link is refused, never read: a hard link makes a file from elsewhere on the same file system (a private key, another checkout's secrets) appear inside the workspace, where no link check can see where it came from. Git never creates hard links, so in a cloned repository one was planted. Copy the file instead of linking it.\n\nFails: `ln ~/.ssh/id_ed25519 workflows/a/tests/x.test.yaml`.\nPasses: a regular file (one link), or a symbolic link inside the workspace."
+);
+
 /// The `WFX0xx` codes.
 pub static CODES: &[&CodeInfo] = &[
     &YAML_SYNTAX,
@@ -110,4 +120,5 @@ pub static CODES: &[&CodeInfo] = &[
     &FILE_TOO_LARGE,
     &TOO_MANY_PROBLEMS,
     &LINK_OUTSIDE_WORKSPACE,
+    &HARD_LINK,
 ];

@@ -133,7 +133,9 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
                 "`{spec}` is a symbolic link leaving the workspace and was not read, so this case has nothing to run against and its cross-file checks did not run"
             )),
             Err(
-                e @ (crate::files::FileError::Other(_) | crate::files::FileError::TooLarge { .. }),
+                e @ (crate::files::FileError::Other(_)
+                | crate::files::FileError::TooLarge { .. }
+                | crate::files::FileError::HardLink { .. }),
             ) => Some(format!(
                 "`{spec}` cannot be read ({e}), so this case has nothing to run against and its cross-file checks did not run"
             )),

@@ -235,6 +235,15 @@ fn hooks(
                     ),
                 ),
             ),
+            Err(e @ FileError::HardLink { .. }) => d::push_bounded(
+                out,
+                Diagnostic::new(
+                    &d::HARD_LINK,
+                    file,
+                    script.range,
+                    format!("hook script of state `{slug}` `{full}`: {e}"),
+                ),
+            ),
             Err(crate::files::FileError::OutsideWorkspace) => d::push_bounded(
                 out,
                 Diagnostic::new(
