@@ -10,6 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub trait Clock: Send + Sync {
     /// The current time, epoch milliseconds.
     fn now_ms(&self) -> u64;
+
+    /// The current time without counting as a read, epoch milliseconds: the same as
+    /// [`Clock::now_ms`] for a real clock; a test clock ([`FixedClock`]) does not advance.
+    /// For bound checks that must not shift the timestamps a run records.
+    fn peek_ms(&self) -> u64 {
+        self.now_ms()
+    }
 }
 
 /// The wall clock (`std::time::SystemTime`).
@@ -56,6 +63,11 @@ impl Default for FixedClock {
 impl Clock for FixedClock {
     fn now_ms(&self) -> u64 {
         self.next.fetch_add(self.step, Ordering::Relaxed)
+    }
+
+    /// What the next [`Clock::now_ms`] will return, without advancing.
+    fn peek_ms(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
     }
 }
 

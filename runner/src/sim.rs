@@ -932,12 +932,19 @@ impl<'w, 'h> Simulator<'w, 'h> {
         }
     }
 
-    /// Milliseconds left before [`Self::deadline_ms`]; `Err` when none are.
-    fn time_left(&self, state: &str) -> Result<Option<u64>, SimError> {
+    /// Milliseconds left before [`Self::deadline_ms`]; `Err` when none are. `peek` reads
+    /// the clock without counting as a read ([`Clock::peek_ms`]).
+    fn time_left(&self, state: &str, peek: bool) -> Result<Option<u64>, SimError> {
         let Some(deadline) = self.deadline_ms else {
             return Ok(None);
         };
-        match deadline.checked_sub(self.session.cfg.clock.now_ms()) {
+        let clock = self.session.cfg.clock;
+        let now = if peek {
+            clock.peek_ms()
+        } else {
+            clock.now_ms()
+        };
+        match deadline.checked_sub(now) {
             Some(left) if left > 0 => Ok(Some(left)),
             _ => Err(SimError(format!(
                 "{CASE_TIME_RAN_OUT} while the hooks of `{state}` were running (tests.caseTimeoutMs)"
@@ -1569,10 +1576,12 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 HookKind::Custom(kind, target) => format!("{}: {target}", kind.value),
             };
             let mut skipped = false;
-            // Every hook after the first of a list starts only while the case has time
-            // left, and gets at most that (the first has its own budget; the clock is read
-            // no more than needed).
-            let left = if i > 0 { self.time_left(state)? } else { None };
+            // Every hook of a list, the first included, starts only while the case has
+            // time left, and gets at most that: min(hook budget, case time left), so a
+            // spent case never starts a 30 s hook. The first hook's look at the clock does
+            // not count as a read (a test clock does not advance; recorded timestamps stay
+            // as they were).
+            let left = self.time_left(state, i == 0)?;
             let verdict = match &hook.kind {
                 HookKind::Script(path) => {
                     self.run_script_hook(state, phase, &path.value, advance, left)?

@@ -88,8 +88,9 @@ fn assert_cleaned(seen: &Mutex<Vec<PathBuf>>, what: &str) {
 fn aborted_cases_leave_no_session_folder() {
     let seen = Arc::new(Mutex::new(Vec::new()));
 
-    // 1. `tests.caseTimeoutMs`: the clock moves 10 ms a read, the case may take 25 ms.
-    let fs = workspace(25);
+    // 1. `tests.caseTimeoutMs`: the clock moves 10 ms a read, the case may take 45 ms
+    // (enough for the first hook to start; the case times out at a later step).
+    let fs = workspace(45);
     let clock = FixedClock::new(0, 10);
     let s = Arc::clone(&seen);
     let host = move || -> Box<dyn ScriptHost> {
