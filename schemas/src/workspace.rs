@@ -139,6 +139,34 @@ pub fn discover_cassettes(fs: &dyn FileAccess, wf: &WorkflowDir) -> Vec<String> 
         .collect()
 }
 
+/// The case files, agent scripts and cassettes of a workflow's `tests/` folder.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TestFiles {
+    /// As [`discover_cases`].
+    pub cases: Vec<String>,
+    /// As [`discover_agent_scripts`].
+    pub agent_scripts: Vec<String>,
+    /// As [`discover_cassettes`].
+    pub cassettes: Vec<String>,
+}
+
+/// [`discover_cases`], [`discover_agent_scripts`] and [`discover_cassettes`] from one
+/// [`walk`] of the tests folder instead of three (a `check` of a workflow folder needs all
+/// three; docs/performance.md, "check cost").
+pub fn discover_test_files(fs: &dyn FileAccess, wf: &WorkflowDir) -> TestFiles {
+    let mut out = TestFiles::default();
+    for p in walk(fs, &wf.tests_dir()) {
+        if is_case_name(&p) {
+            out.cases.push(p);
+        } else if p.ends_with(".agent.yaml") {
+            out.agent_scripts.push(p);
+        } else if p.ends_with(".cassette.json") {
+            out.cassettes.push(p);
+        }
+    }
+    out
+}
+
 /// The workflows of the workspace at `root`: every folder under `<root>/workflows/`, sorted.
 pub fn discover_workflows(fs: &dyn FileAccess, root: &str) -> Vec<WorkflowDir> {
     let Ok(entries) = fs.list(&join(root, "workflows")) else {
@@ -190,5 +218,33 @@ mod tests {
             agent_script_path("w/tests/a.test.yml"),
             "w/tests/a.agent.yaml"
         );
+    }
+
+    #[test]
+    fn one_walk_finds_what_the_three_discoveries_find() {
+        let fs = crate::files::MemFiles::new()
+            .with("workflows/a/workflow.yaml", "")
+            .with("workflows/a/tests/b.test.yaml", "")
+            .with("workflows/a/tests/b.agent.yaml", "")
+            .with("workflows/a/tests/b.cassette.json", "")
+            .with("workflows/a/tests/sub/a.test.yml", "")
+            .with("workflows/a/tests/sub/a.cassette.json", "")
+            .with("workflows/a/tests/fixture.yaml", "");
+        let dir = WorkflowDir {
+            root: String::new(),
+            slug: "a".into(),
+        };
+        let all = discover_test_files(&fs, &dir);
+        assert_eq!(all.cases, discover_cases(&fs, &dir));
+        assert_eq!(all.agent_scripts, discover_agent_scripts(&fs, &dir));
+        assert_eq!(all.cassettes, discover_cassettes(&fs, &dir));
+        assert_eq!(
+            all.cases,
+            [
+                "workflows/a/tests/b.test.yaml",
+                "workflows/a/tests/sub/a.test.yml"
+            ]
+        );
+        assert_eq!(all.cassettes.len(), 2);
     }
 }
