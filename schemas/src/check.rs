@@ -54,6 +54,10 @@ pub struct WorkflowCache {
     /// folder; `None` for a long-lived cache (the server's), which re-reads them per check
     /// so an edited `SKILL.md` is never served stale.
     skills: Option<rules::workflow_cross::SkillCache>,
+    /// One check run ([`Self::for_run`]): a loaded `workflow.yaml` is served again without
+    /// reading the file (its text cannot change during the run); a long-lived cache reads
+    /// and compares the text on every use.
+    run: bool,
 }
 
 impl WorkflowCache {
@@ -71,13 +75,24 @@ impl WorkflowCache {
         Self {
             entries: std::sync::Mutex::default(),
             skills: Some(rules::workflow_cross::SkillCache::default()),
+            run: true,
         }
     }
 
     /// The loaded `workflow.yaml` of `dir`, parsed at most once per distinct text; `None`
-    /// when the file is missing or unreadable.
+    /// when the file is missing or unreadable. In a check run's cache ([`Self::for_run`]) a
+    /// loaded file is read once per run, not once per case (docs/performance.md).
     pub fn load(&self, fs: &dyn FileAccess, dir: &WorkflowDir) -> Option<Arc<WorkflowInfo>> {
         let path = dir.spec_path();
+        if self.run
+            && let Some(info) = self
+                .entries
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&path)
+        {
+            return Some(Arc::clone(info));
+        }
         let text = fs.read_text_max(&path, DOC_MAX_BYTES).ok()?;
         self.load_text(dir, &path, text)
     }
@@ -169,7 +184,7 @@ pub const MAX_SCRIPT_BYTES: u64 = 1024 * 1024;
 /// over [`DOC_MAX_BYTES`] is refused by its size before it is read (`WFX008`).
 fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
     match fs.read_max(path, DOC_MAX_BYTES) {
-        Ok(bytes) => crate::text::decode(&bytes).map_err(|at| {
+        Ok(bytes) => crate::text::decode_vec(bytes).map_err(|at| {
             Diagnostic::new(
                 &diagnostics::INVALID_UTF8,
                 path,
@@ -425,10 +440,12 @@ fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
     if fs.is_file(&md) || crate::files::leaves_workspace(fs, &md) {
         jobs.push(Job::Member(md));
     }
-    for f in workspace::discover_cases(fs, dir)
+    let tests = workspace::discover_test_files(fs, dir);
+    for f in tests
+        .cases
         .into_iter()
-        .chain(workspace::discover_agent_scripts(fs, dir))
-        .chain(workspace::discover_cassettes(fs, dir))
+        .chain(tests.agent_scripts)
+        .chain(tests.cassettes)
     {
         jobs.push(Job::Member(f));
     }

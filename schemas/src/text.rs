@@ -326,6 +326,16 @@ pub fn decode(bytes: &[u8]) -> Result<String, u32> {
     }
 }
 
+/// [`decode`] taking the bytes by value: without a byte-order mark the buffer becomes the
+/// text as it is, without a copy (a `check` of the 10,000-case workspace decodes 14 MB).
+/// The same text and the same error offset as [`decode`].
+pub fn decode_vec(bytes: Vec<u8>) -> Result<String, u32> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return decode(&bytes);
+    }
+    String::from_utf8(bytes).map_err(|e| to_u32(e.utf8_error().valid_up_to()))
+}
+
 /// Length of `s` in UTF-16 code units once every run of Unicode whitespace is collapsed
 /// to one space and the ends are trimmed: the measure the reference applies to `title`
 /// and `description` (JS `value.replace(/\s+/g, " ").trim().length`, FORMAT §B.1).
@@ -442,6 +452,17 @@ mod tests {
         assert_eq!(decode(b"\xEF\xBB\xBFa: 1").as_deref(), Ok("a: 1"));
         assert_eq!(decode(b"ab\xFFcd"), Err(2));
         assert_eq!(decode(b"\xEF\xBB\xBFab\xFF"), Err(2));
+        for bytes in [
+            &b"\xEF\xBB\xBFa: 1"[..],
+            b"ab\xFFcd",
+            b"\xEF\xBB\xBFab\xFF",
+            b"a: \xE2\x86\x92",
+            b"\xEF\xBB",
+            b"",
+        ] {
+            assert_eq!(decode_vec(bytes.to_vec()), decode(bytes), "{bytes:?}");
+        }
+        assert_eq!(decode_vec(b"\xEF\xBB\xBFab\xFF".to_vec()), Err(2));
     }
 
     #[test]

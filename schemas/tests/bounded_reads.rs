@@ -113,6 +113,35 @@ fn each_skill_manifest_is_read_once_per_check_run() {
     assert_eq!(fs.reads_of("/SKILL.md"), skills);
 }
 
+/// A check run reads a workflow's `workflow.yaml` once for the cases' cross-file rules,
+/// however many cases and agent scripts it has (docs/performance.md), plus once to check
+/// the file itself.
+#[test]
+fn each_workflow_spec_is_read_once_per_case_check_run() {
+    let fs = Counting {
+        inner: corpus(1),
+        reads: Mutex::default(),
+    };
+    let cases = fs
+        .inner
+        .paths()
+        .filter(|p| p.starts_with("workflows/w0/tests/") && p.ends_with(".test.yaml"))
+        .count();
+    assert!(cases >= 5, "{cases}");
+    check_workspace(&fs, "");
+    assert!(
+        fs.reads_of("workflows/w0/workflow.yaml") <= 2,
+        "{:?}",
+        fs.reads.lock()
+    );
+    let fs = Counting {
+        inner: corpus(1),
+        reads: Mutex::default(),
+    };
+    check_paths(&fs, &["workflows/w0".to_owned()]).unwrap();
+    assert!(fs.reads_of("workflows/w0/workflow.yaml") <= 2);
+}
+
 #[test]
 fn an_oversized_skill_manifest_is_not_read_and_says_so() {
     let mut inner = corpus(0);
