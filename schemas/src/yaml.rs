@@ -412,16 +412,27 @@ pub fn parse(text: &str) -> Parsed {
         });
         return out;
     }
-    if let Some(issue) = stray_break_or_bom(text)
-        .or_else(|| leading_document_end(text))
-        .or_else(|| repeated_document_end(text))
-        .or_else(|| final_tab_line_after_empty_node(text))
-        .or_else(|| tab_line_after_empty_value(text))
+    // Each parity check below finds nothing without the bytes its hint stands for: one
+    // pass over the text decides which of them can run (docs/performance.md).
+    let hints = Hints::of(text);
+    let some = |run: bool, check: fn(&str) -> Option<YamlIssue>| {
+        if run { check(text) } else { None }
+    };
+    if let Some(issue) = some(hints.cr_or_ef, stray_break_or_bom)
+        .or_else(|| some(hints.line_dot, leading_document_end))
+        .or_else(|| some(hints.line_dot, repeated_document_end))
+        .or_else(|| some(hints.tab, final_tab_line_after_empty_node))
+        .or_else(|| some(hints.tab, tab_line_after_empty_value))
     {
         out.issues.push(issue);
         return out;
     }
-    let schema = match prologue(text) {
+    let schema = if hints.line_percent {
+        prologue(text)
+    } else {
+        Ok(Schema::Core)
+    };
+    let schema = match schema {
         Ok(schema) => schema,
         Err(issue) => {
             out.issues.push(issue);
@@ -434,7 +445,8 @@ pub fn parse(text: &str) -> Parsed {
     for _ in 0..MAX_PATCHES {
         match parse_once(text, &scan, schema) {
             Ok(mut parsed) => {
-                if !parsed.has_syntax_error()
+                if hints.tab
+                    && !parsed.has_syntax_error()
                     && let Some(issue) = tab_indentation(text, &parsed)
                 {
                     parsed.issues.push(issue);
@@ -450,6 +462,47 @@ pub fn parse(text: &str) -> Parsed {
     }
     match parse_once(text, &scan, schema) {
         Ok(parsed) | Err(Patch { parsed, .. }) => parsed,
+    }
+}
+
+/// Which bytes the text holds, from one pass, so [`parse`] skips the parity checks that
+/// cannot find anything: each flag is true whenever the text holds what it names (it may
+/// be true without a finding, never false with one).
+#[derive(Debug, PartialEq, Eq)]
+struct Hints {
+    /// A `\r`, or a `0xEF` byte (the first byte of U+FEFF's UTF-8): [`stray_break_or_bom`].
+    cr_or_ef: bool,
+    /// A tab: [`final_tab_line_after_empty_node`], [`tab_line_after_empty_value`],
+    /// [`tab_indentation`].
+    tab: bool,
+    /// A line starting with `.` (the text's first or one after `\n`):
+    /// [`leading_document_end`], [`repeated_document_end`] (both need a `...` at column 0).
+    line_dot: bool,
+    /// A line starting with `%`: [`prologue`] (a directive).
+    line_percent: bool,
+}
+
+impl Hints {
+    fn of(text: &str) -> Self {
+        let b = text.as_bytes();
+        // Branch-free folds over the bytes (and over each byte with the next), which the
+        // compiler vectorises: no early exit, since most texts hold none of these.
+        let (cr_or_ef, tab) = b.iter().fold((false, false), |(c, t), &x| {
+            (c | (x == b'\r') | (x == 0xEF), t | (x == b'\t'))
+        });
+        let (dot, percent) = b.iter().zip(b.get(1..).unwrap_or_default()).fold(
+            (false, false),
+            |(d, p), (&x, &y)| {
+                let nl = x == b'\n';
+                (d | (nl & (y == b'.')), p | (nl & (y == b'%')))
+            },
+        );
+        Hints {
+            cr_or_ef,
+            tab,
+            line_dot: dot || b.first() == Some(&b'.'),
+            line_percent: percent || b.first() == Some(&b'%'),
+        }
     }
 }
 
@@ -2120,6 +2173,46 @@ fn is_core_float(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Every hint is set whenever the text holds what the parity check it gates looks for,
+    /// at the start, the end and across any position (a missed hint would drop a
+    /// diagnostic, docs/yaml-parity.md).
+    #[test]
+    fn hints_see_every_byte_they_stand_for() {
+        let naive = |t: &str| super::Hints {
+            cr_or_ef: t.contains('\r') || t.as_bytes().contains(&0xEF),
+            tab: t.contains('\t'),
+            line_dot: t.starts_with('.') || t.contains("\n."),
+            line_percent: t.starts_with('%') || t.contains("\n%"),
+        };
+        for filler in [0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100] {
+            let pad = "a: b\n".repeat(filler / 5) + &"x".repeat(filler % 5);
+            for needle in [
+                "\r",
+                "\u{feff}",
+                "\t",
+                "\n...",
+                "\n%YAML 1.2",
+                "\n.",
+                "\n%",
+                "\n",
+            ] {
+                for t in [
+                    format!("{pad}{needle}"),
+                    format!("{needle}{pad}"),
+                    format!("{pad}{needle}{pad}"),
+                    needle.trim_start_matches('\n').to_owned(),
+                    pad.clone(),
+                ] {
+                    assert_eq!(super::Hints::of(&t), naive(&t), "{t:?}");
+                }
+            }
+        }
+        let h = super::Hints::of("...\n%x\r\t");
+        assert!(h.cr_or_ef && h.tab && h.line_dot && h.line_percent);
+        let h = super::Hints::of("a: b\n  c: .d%\n");
+        assert!(!(h.cr_or_ef || h.tab || h.line_dot || h.line_percent));
+    }
+
     use super::*;
 
     fn slice(text: &str, r: TextRange) -> &str {
