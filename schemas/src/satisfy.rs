@@ -186,6 +186,16 @@ struct Node {
 
 struct Search<'w> {
     wf: &'w Workflow,
+    /// Record the moves of each run ([`analyse`]); false for [`verdict`], which needs only
+    /// the situations (the verdict does not depend on the moves).
+    plans: bool,
+    /// Per state: the targets of its transitions that name a known state, in declaration
+    /// order (index, `hooked`).
+    edges: Vec<Vec<(usize, bool)>>,
+    /// Per state: its `on_error` handler, when it names a known state.
+    on_error: Vec<Option<usize>>,
+    /// Per state: `type: human`.
+    human: Vec<bool>,
     counters: Vec<Counter>,
     entry: usize,
     trigger: String,
@@ -228,10 +238,17 @@ impl<'w> Search<'w> {
     }
 
     fn is_human(&self, i: usize) -> bool {
-        self.wf
-            .states
-            .get(i)
-            .is_some_and(|s| s.kind == StateType::Human)
+        self.human.get(i).copied().unwrap_or(false)
+    }
+
+    /// `moves` plus the move `mv` makes, when plans are recorded; else nothing is built.
+    fn extend(&self, moves: &[Move], mv: impl FnOnce() -> Move) -> Vec<Move> {
+        if !self.plans {
+            return Vec::new();
+        }
+        let mut m = moves.to_vec();
+        m.push(mv());
+        m
     }
 
     fn bump(&self, counters: &mut [u32], e: &Event<'_>) {
@@ -252,6 +269,8 @@ impl<'w> Search<'w> {
         let mut queue: std::collections::VecDeque<(usize, Vec<u32>, Vec<Move>, bool)> =
             std::collections::VecDeque::new();
         queue.push_back((start, counters, Vec::new(), false));
+        // (target, its move when plans are recorded, trail kind, `on_error`)
+        let mut targets: Vec<(usize, Option<Move>, &'static str, bool)> = Vec::new();
         while let Some((at, cs, moves, maybe)) = queue.pop_front() {
             if seen.insert((at, cs.clone()), ()).is_some() {
                 continue;
@@ -272,82 +291,60 @@ impl<'w> Search<'w> {
                 moves.clone(),
                 maybe,
             ));
-            let slug = self.slug(at).to_owned();
+            let slug = self.slug(at);
             if self.can_wait[at] {
-                let mut m = moves.clone();
-                m.push(Move::Wait {
-                    state: slug.clone(),
-                });
                 out.push((
                     Situation {
                         state: at,
                         status: Status::Input,
                         counters: cs.clone(),
                     },
-                    m,
+                    self.extend(&moves, || Move::Wait {
+                        state: slug.to_owned(),
+                    }),
                     maybe,
                 ));
             }
             if self.can_raise[at] {
-                let mut m = moves.clone();
-                m.push(Move::Raise {
-                    state: slug.clone(),
-                });
                 out.push((
                     Situation {
                         state: at,
                         status: Status::Raised,
                         counters: cs.clone(),
                     },
-                    m,
+                    self.extend(&moves, || Move::Raise {
+                        state: slug.to_owned(),
+                    }),
                     maybe,
                 ));
             }
-            let Some(st) = self.wf.states.get(at) else {
-                continue;
-            };
-            let mut targets: Vec<(usize, Move, &'static str, bool)> = Vec::new();
-            if self.can_advance[at] {
-                for t in &st.transitions {
-                    let Some(to) = self.index(&t.to.value) else {
-                        continue;
-                    };
-                    let hooked = !st.after.is_empty()
-                        || self.wf.states.get(to).is_some_and(|s| !s.before.is_empty());
-                    targets.push((
-                        to,
-                        Move::Advance {
-                            from: slug.clone(),
-                            to: t.to.value.clone(),
-                            hooked,
-                        },
-                        "agent",
-                        false,
-                    ));
+            targets.clear();
+            if self.can_advance[at]
+                && let Some(edges) = self.edges.get(at)
+            {
+                for &(to, hooked) in edges {
+                    let mv = self.plans.then(|| Move::Advance {
+                        from: slug.to_owned(),
+                        to: self.slug(to).to_owned(),
+                        hooked,
+                    });
+                    targets.push((to, mv, "agent", false));
                 }
             }
-            if let Some(to) = st.on_error.as_ref().and_then(|o| self.index(&o.value)) {
-                targets.push((
-                    to,
-                    Move::OnError {
-                        from: slug.clone(),
-                        to: self.slug(to).to_owned(),
-                    },
-                    "on_error",
-                    true,
-                ));
+            if let Some(to) = self.on_error.get(at).copied().flatten() {
+                let mv = self.plans.then(|| Move::OnError {
+                    from: slug.to_owned(),
+                    to: self.slug(to).to_owned(),
+                });
+                targets.push((to, mv, "on_error", true));
             }
             if self.can_reset[at] {
-                targets.push((
-                    self.entry,
-                    Move::Reset {
-                        to: self.slug(self.entry).to_owned(),
-                    },
-                    "reset",
-                    false,
-                ));
+                let mv = self.plans.then(|| Move::Reset {
+                    to: self.slug(self.entry).to_owned(),
+                });
+                targets.push((self.entry, mv, "reset", false));
             }
-            for (to, mv, kind, m_maybe) in targets {
+            for (to, mv, kind, m_maybe) in targets.drain(..) {
                 let mut cs2 = cs.clone();
                 let to_slug = self.slug(to);
                 self.bump(
@@ -358,8 +355,14 @@ impl<'w> Search<'w> {
                         reason: None,
                     },
                 );
-                let mut m = moves.clone();
-                m.push(mv);
+                let m = match mv {
+                    Some(mv) => {
+                        let mut m = moves.clone();
+                        m.push(mv);
+                        m
+                    }
+                    None => Vec::new(),
+                };
                 if self.is_human(to) {
                     out.push((
                         Situation {
@@ -382,6 +385,39 @@ impl<'w> Search<'w> {
 /// Searches for a path through `wf` that satisfies `case` (see the module docs). Pure and
 /// bounded; the same answer for the same inputs.
 pub fn analyse(wf: &Workflow, case: &Case) -> Satisfiability {
+    search(wf, case, true)
+}
+
+/// The verdict of [`analyse`] alone, as `check` needs it for `WFX313`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// [`Satisfiability::Satisfiable`], without the plan.
+    Satisfiable,
+    /// [`Satisfiability::Unsatisfiable`]: index into `steps` and the reason.
+    Unsatisfiable {
+        /// Index into `steps`.
+        step: usize,
+        /// Plain-words reason.
+        reason: String,
+    },
+    /// [`Satisfiability::Unknown`].
+    Unknown(String),
+}
+
+/// [`analyse`]'s verdict without recording the moves of the plan: the same search over
+/// the same situations, so the same verdict, step and reason for every input (and the same
+/// bounds, [`MAX_SITUATIONS`] and [`MAX_WORK`]), at a fraction of the allocations (it is
+/// what `check` runs for `WFX313` on every case; docs/performance.md, "check cost").
+pub fn verdict(wf: &Workflow, case: &Case) -> Verdict {
+    match search(wf, case, false) {
+        Satisfiability::Satisfiable(_) => Verdict::Satisfiable,
+        Satisfiability::Unsatisfiable { step, reason } => Verdict::Unsatisfiable { step, reason },
+        Satisfiability::Unknown(why) => Verdict::Unknown(why),
+    }
+}
+
+/// The search of [`analyse`]; the plan's runs are recorded when `plans`.
+fn search(wf: &Workflow, case: &Case, plans: bool) -> Satisfiability {
     let trigger = case.trigger_id().to_owned();
     let Some(t) = wf.trigger(&trigger) else {
         return Satisfiability::Unknown(format!("trigger `{trigger}` is declared by no state"));
@@ -406,8 +442,38 @@ pub fn analyse(wf: &Workflow, case: &Case) -> Satisfiability {
     for (i, w) in can_wait.iter_mut().enumerate() {
         *w = *w && wf.states.get(i).is_some_and(|s| s.kind != StateType::Human);
     }
+    let index = |slug: &str| wf.states.iter().position(|s| s.slug.value == slug);
+    let edges: Vec<Vec<(usize, bool)>> = wf
+        .states
+        .iter()
+        .map(|st| {
+            st.transitions
+                .iter()
+                .filter_map(|t| {
+                    let to = index(&t.to.value)?;
+                    let hooked = !st.after.is_empty()
+                        || wf.states.get(to).is_some_and(|s| !s.before.is_empty());
+                    Some((to, hooked))
+                })
+                .collect()
+        })
+        .collect();
+    let on_error: Vec<Option<usize>> = wf
+        .states
+        .iter()
+        .map(|st| st.on_error.as_ref().and_then(|o| index(&o.value)))
+        .collect();
+    let human: Vec<bool> = wf
+        .states
+        .iter()
+        .map(|s| s.kind == StateType::Human)
+        .collect();
     let mut s = Search {
         wf,
+        plans,
+        edges,
+        on_error,
+        human,
         counters: Vec::new(),
         entry,
         trigger: trigger.clone(),
@@ -420,11 +486,12 @@ pub fn analyse(wf: &Workflow, case: &Case) -> Satisfiability {
     };
     // A name the workflow lacks is another rule's report (WFX303/WFX304): no verdict here.
     let known = |x: &str| wf.states.iter().any(|st| st.slug.value == x);
-    for st in &case.steps {
-        let named = match st.form() {
-            Some(StepForm::Decide { to, .. }) => Some(to.value),
-            Some(StepForm::Parked { state: Some(x), .. }) => Some(x.value),
-            Some(StepForm::Trail { to: Some(x), .. }) => Some(x.value),
+    let forms: Vec<Option<StepForm>> = case.steps.iter().map(|st| st.form()).collect();
+    for form in &forms {
+        let named = match form {
+            Some(StepForm::Decide { to, .. }) => Some(to.value.as_str()),
+            Some(StepForm::Parked { state: Some(x), .. }) => Some(x.value.as_str()),
+            Some(StepForm::Trail { to: Some(x), .. }) => Some(x.value.as_str()),
             _ => None,
         };
         if let Some(x) = named.filter(|x| !known(x)) {
@@ -433,7 +500,6 @@ pub fn analyse(wf: &Workflow, case: &Case) -> Satisfiability {
     }
     // Counters and per-step checks.
     let mut checks: Vec<Option<Check>> = Vec::new();
-    let forms: Vec<Option<StepForm>> = case.steps.iter().map(|st| st.form()).collect();
     for form in &forms {
         let check = match form {
             Some(StepForm::ReachedState(x)) => {
@@ -746,13 +812,24 @@ fn step(
                 let Some((at, cs, reply_only)) = start else {
                     continue;
                 };
-                let start_slug = s.slug(at).to_owned();
+                let start_slug = if s.plans {
+                    s.slug(at).to_owned()
+                } else {
+                    String::new()
+                };
                 if reply_only {
                     let status = if matches!(form, StepForm::Decide { .. }) {
                         Status::Decision
                     } else {
                         sit.status
                     };
+                    let run = s.plans.then(|| PlannedRun {
+                        step: i,
+                        start: start_slug.clone(),
+                        reply_only: true,
+                        moves: Vec::new(),
+                        end: start_slug,
+                    });
                     add(
                         s,
                         Node {
@@ -762,13 +839,7 @@ fn step(
                                 counters: cs,
                             },
                             parent: Some(k),
-                            run: Some(PlannedRun {
-                                step: i,
-                                start: start_slug.clone(),
-                                reply_only: true,
-                                moves: Vec::new(),
-                                end: start_slug,
-                            }),
+                            run,
                             maybe,
                         },
                     )?;
@@ -776,19 +847,19 @@ fn step(
                 }
                 let outcomes = s.agent_run(at, cs).map_err(Stop::Unknown)?;
                 for (sit2, moves, m2) in outcomes {
-                    let end = s.slug(sit2.state).to_owned();
+                    let run = s.plans.then(|| PlannedRun {
+                        step: i,
+                        start: start_slug.clone(),
+                        reply_only: false,
+                        moves,
+                        end: s.slug(sit2.state).to_owned(),
+                    });
                     add(
                         s,
                         Node {
                             sit: sit2,
                             parent: Some(k),
-                            run: Some(PlannedRun {
-                                step: i,
-                                start: start_slug.clone(),
-                                reply_only: false,
-                                moves,
-                                end,
-                            }),
+                            run,
                             maybe: maybe || m2,
                         },
                     )?;

@@ -10,7 +10,7 @@ use common::check_file_diagnostics;
 use wfx_schemas::files::MemFiles;
 use wfx_schemas::model::case::Case;
 use wfx_schemas::model::workflow::Workflow;
-use wfx_schemas::satisfy::{Move, Satisfiability, analyse};
+use wfx_schemas::satisfy::{Move, Satisfiability, Verdict, analyse, verdict};
 
 const CASE: &str = "workflows/w/tests/a.test.yaml";
 
@@ -318,4 +318,49 @@ fn the_plan_follows_the_case() {
     assert_eq!(plan.runs[2].start, "refund-closed");
     assert!(plan.runs[2].moves.is_empty());
     assert!(!plan.needs_runtime_route);
+}
+
+/// `analyse`'s verdict, step and reason without its plan.
+fn verdict_of(a: Satisfiability) -> Verdict {
+    match a {
+        Satisfiability::Satisfiable(_) => Verdict::Satisfiable,
+        Satisfiability::Unsatisfiable { step, reason } => Verdict::Unsatisfiable { step, reason },
+        Satisfiability::Unknown(why) => Verdict::Unknown(why),
+    }
+}
+
+/// `verdict` (what `check` runs for WFX313) skips recording moves; it must reach the
+/// verdict, step and reason `analyse` reaches, on satisfiable, unsatisfiable and unknown
+/// cases alike (FORMAT §B.2, §B.5, §E.1–§E.5).
+#[test]
+fn verdict_agrees_with_analyse() {
+    let wf = wfx_schemas::yaml::parse(WF);
+    let wf = Workflow::from_node(wf.documents.first().unwrap());
+    let bodies = [
+        "steps:\n  - send: hi\n  - reachedState: island\n",
+        "trigger: { id: island_opened }\nsteps:\n  - send: hi\n  - parked: decision\n",
+        "steps:\n  - send: hi\n  - parked: decision\n  - decide: { to: archive }\n",
+        "steps:\n  - send: hi\n  - decide: { to: done }\n  - succeeded: true\n  - decide: { to: done }\n",
+        "steps:\n  - send: hi\n  - trail: { to: done, count: 3 }\n",
+        "steps:\n  - send: hi\n  - raised: true\n",
+        "steps:\n  - send: hi\n  - reachedState: work\n  - noTraversal: true\n",
+        "steps:\n  - send: hi\n  - parked: decision\n  - decide: { to: done }\n  - succeeded: true\n",
+        "steps:\n  - send: hi\n  - reachedState: nowhere\n",
+    ];
+    let mut unsatisfiable = 0;
+    for body in bodies {
+        let c = wfx_schemas::yaml::parse(&format!("title: t\ndescription: d\n{body}"));
+        let c = Case::from_node(c.documents.first().unwrap());
+        let v = verdict(&wf, &c);
+        unsatisfiable += usize::from(matches!(v, Verdict::Unsatisfiable { .. }));
+        assert_eq!(v, verdict_of(analyse(&wf, &c)), "{body}");
+    }
+    assert!(unsatisfiable >= 5, "{unsatisfiable}");
+    for dir in ["../tests/corpus/customer-support", "../tests/corpus/valid"] {
+        let (files, cases) = load(dir);
+        for case in &cases {
+            let (wf, c) = model(&files, case);
+            assert_eq!(verdict(&wf, &c), verdict_of(analyse(&wf, &c)), "{case}");
+        }
+    }
 }

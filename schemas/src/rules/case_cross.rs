@@ -200,11 +200,11 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
 }
 
 /// `WFX313` (issue 15; FORMAT §B.2, §B.5, §E.1–§E.5): "no agent can pass this case", from
-/// [`crate::satisfy::analyse`], on the first step no path gets past (a `decide`'s `to`
-/// value, else the step's key). Only when no other error already explains the case.
+/// [`crate::satisfy::verdict`] (the verdict of [`crate::satisfy::analyse`] without its
+/// plan), on the first step no path gets past (a `decide`'s `to` value, else the step's
+/// key). Only when no other error already explains the case.
 fn unsatisfiable(wf: &Workflow, file: &str, case: &Case, out: &mut Vec<Diagnostic>) {
-    let crate::satisfy::Satisfiability::Unsatisfiable { step, reason } =
-        crate::satisfy::analyse(wf, case)
+    let crate::satisfy::Verdict::Unsatisfiable { step, reason } = crate::satisfy::verdict(wf, case)
     else {
         return;
     };
