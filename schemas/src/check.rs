@@ -34,6 +34,17 @@ pub struct WorkflowInfo {
     pub parsed: Parsed,
     /// The model, when the text parsed to a mapping.
     pub model: Option<Workflow>,
+    /// The model's [`crate::satisfy::Graph`], built on first use and shared by the cases.
+    graph: std::sync::OnceLock<crate::satisfy::Graph>,
+}
+
+impl WorkflowInfo {
+    /// The path-search graph of [`Self::model`] (`WFX313`), built once and shared by every
+    /// case of the workflow; `None` without a model.
+    pub fn satisfy_graph(&self) -> Option<&crate::satisfy::Graph> {
+        let model = self.model.as_ref()?;
+        Some(self.graph.get_or_init(|| crate::satisfy::Graph::new(model)))
+    }
 }
 
 /// Reads and parses `workflow.yaml` of `dir`; `None` when the file is missing or unreadable.
@@ -134,6 +145,7 @@ fn build_workflow_info(dir: &WorkflowDir, path: String, text: String) -> Workflo
         text,
         parsed,
         model,
+        graph: std::sync::OnceLock::new(),
     }
 }
 

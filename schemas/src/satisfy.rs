@@ -184,27 +184,94 @@ struct Node {
     maybe: bool,
 }
 
-struct Search<'w> {
-    wf: &'w Workflow,
-    /// Record the moves of each run ([`analyse`]); false for [`verdict`], which needs only
-    /// the situations (the verdict does not depend on the moves).
-    plans: bool,
+/// What the path search needs of a workflow, whatever the case (FORMAT §E.1–§E.5), with
+/// states as indices into `states`: built once per workflow by [`Graph::new`] and shared by
+/// its cases ([`verdict_in`]; `check` keeps one per loaded `workflow.yaml`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Graph {
     /// Per state: the targets of its transitions that name a known state, in declaration
-    /// order (index, `hooked`).
+    /// order (index, `hooked`: the source has `after` hooks or the target `before` hooks).
     edges: Vec<Vec<(usize, bool)>>,
     /// Per state: its `on_error` handler, when it names a known state.
     on_error: Vec<Option<usize>>,
     /// Per state: `type: human`.
     human: Vec<bool>,
+    /// Per state: `archmax_reset` is not forbidden (by exact name, here or always).
+    can_reset: Vec<bool>,
+    /// Per state: `archmax_wait` is not forbidden and the state is not a human state.
+    can_wait: Vec<bool>,
+    /// Per state: `archmax_raise` is not forbidden.
+    can_raise: Vec<bool>,
+    /// Per state: `archmax_advance` is not forbidden.
+    can_advance: Vec<bool>,
+}
+
+impl Graph {
+    /// The graph of `wf`; a transition or `on_error` naming no state is left out.
+    pub fn new(wf: &Workflow) -> Self {
+        let n = wf.states.len();
+        let flag = |tool: &str| -> Vec<bool> {
+            (0..n)
+                .map(|i| {
+                    !forbids(&wf.tools_forbid_always, tool)
+                        && wf
+                            .states
+                            .get(i)
+                            .is_some_and(|s| !forbids(&s.tools_forbid, tool))
+                })
+                .collect()
+        };
+        let mut can_wait = flag("archmax_wait");
+        for (i, w) in can_wait.iter_mut().enumerate() {
+            *w = *w && wf.states.get(i).is_some_and(|s| s.kind != StateType::Human);
+        }
+        let index = |slug: &str| wf.states.iter().position(|s| s.slug.value == slug);
+        Graph {
+            edges: wf
+                .states
+                .iter()
+                .map(|st| {
+                    st.transitions
+                        .iter()
+                        .filter_map(|t| {
+                            let to = index(&t.to.value)?;
+                            let hooked = !st.after.is_empty()
+                                || wf.states.get(to).is_some_and(|s| !s.before.is_empty());
+                            Some((to, hooked))
+                        })
+                        .collect()
+                })
+                .collect(),
+            on_error: wf
+                .states
+                .iter()
+                .map(|st| st.on_error.as_ref().and_then(|o| index(&o.value)))
+                .collect(),
+            human: wf
+                .states
+                .iter()
+                .map(|s| s.kind == StateType::Human)
+                .collect(),
+            can_reset: flag("archmax_reset"),
+            can_wait,
+            can_raise: flag("archmax_raise"),
+            can_advance: flag("archmax_advance"),
+        }
+    }
+}
+
+struct Search<'w> {
+    wf: &'w Workflow,
+    /// Record the moves of each run ([`analyse`]); false for [`verdict`], which needs only
+    /// the situations (the verdict does not depend on the moves).
+    plans: bool,
+    /// The workflow's graph.
+    g: &'w Graph,
     counters: Vec<Counter>,
     entry: usize,
     trigger: String,
     work: usize,
     nodes: Vec<Node>,
-    can_reset: Vec<bool>,
-    can_wait: Vec<bool>,
-    can_raise: Vec<bool>,
-    can_advance: Vec<bool>,
 }
 
 fn forbids(entries: &[ToolEntry], tool: &str) -> bool {
@@ -238,7 +305,7 @@ impl<'w> Search<'w> {
     }
 
     fn is_human(&self, i: usize) -> bool {
-        self.human.get(i).copied().unwrap_or(false)
+        self.g.human.get(i).copied().unwrap_or(false)
     }
 
     /// `moves` plus the move `mv` makes, when plans are recorded; else nothing is built.
@@ -292,7 +359,7 @@ impl<'w> Search<'w> {
                 maybe,
             ));
             let slug = self.slug(at);
-            if self.can_wait[at] {
+            if self.g.can_wait.get(at).copied().unwrap_or(false) {
                 out.push((
                     Situation {
                         state: at,
@@ -305,7 +372,7 @@ impl<'w> Search<'w> {
                     maybe,
                 ));
             }
-            if self.can_raise[at] {
+            if self.g.can_raise.get(at).copied().unwrap_or(false) {
                 out.push((
                     Situation {
                         state: at,
@@ -319,8 +386,8 @@ impl<'w> Search<'w> {
                 ));
             }
             targets.clear();
-            if self.can_advance[at]
-                && let Some(edges) = self.edges.get(at)
+            if self.g.can_advance.get(at).copied().unwrap_or(false)
+                && let Some(edges) = self.g.edges.get(at)
             {
                 for &(to, hooked) in edges {
                     let mv = self.plans.then(|| Move::Advance {
@@ -331,14 +398,14 @@ impl<'w> Search<'w> {
                     targets.push((to, mv, "agent", false));
                 }
             }
-            if let Some(to) = self.on_error.get(at).copied().flatten() {
+            if let Some(to) = self.g.on_error.get(at).copied().flatten() {
                 let mv = self.plans.then(|| Move::OnError {
                     from: slug.to_owned(),
                     to: self.slug(to).to_owned(),
                 });
                 targets.push((to, mv, "on_error", true));
             }
-            if self.can_reset[at] {
+            if self.g.can_reset.get(at).copied().unwrap_or(false) {
                 let mv = self.plans.then(|| Move::Reset {
                     to: self.slug(self.entry).to_owned(),
                 });
@@ -385,7 +452,7 @@ impl<'w> Search<'w> {
 /// Searches for a path through `wf` that satisfies `case` (see the module docs). Pure and
 /// bounded; the same answer for the same inputs.
 pub fn analyse(wf: &Workflow, case: &Case) -> Satisfiability {
-    search(wf, case, true)
+    search(wf, &Graph::new(wf), case, true)
 }
 
 /// The verdict of [`analyse`] alone, as `check` needs it for `WFX313`.
@@ -409,7 +476,13 @@ pub enum Verdict {
 /// bounds, [`MAX_SITUATIONS`] and [`MAX_WORK`]), at a fraction of the allocations (it is
 /// what `check` runs for `WFX313` on every case; docs/performance.md, "check cost").
 pub fn verdict(wf: &Workflow, case: &Case) -> Verdict {
-    match search(wf, case, false) {
+    verdict_in(wf, &Graph::new(wf), case)
+}
+
+/// [`verdict`] with the workflow's [`Graph`] built beforehand (`graph` must be
+/// `Graph::new(wf)`), so the cases of one workflow share it.
+pub fn verdict_in(wf: &Workflow, graph: &Graph, case: &Case) -> Verdict {
+    match search(wf, graph, case, false) {
         Satisfiability::Satisfiable(_) => Verdict::Satisfiable,
         Satisfiability::Unsatisfiable { step, reason } => Verdict::Unsatisfiable { step, reason },
         Satisfiability::Unknown(why) => Verdict::Unknown(why),
@@ -417,7 +490,7 @@ pub fn verdict(wf: &Workflow, case: &Case) -> Verdict {
 }
 
 /// The search of [`analyse`]; the plan's runs are recorded when `plans`.
-fn search(wf: &Workflow, case: &Case, plans: bool) -> Satisfiability {
+fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability {
     let trigger = case.trigger_id().to_owned();
     let Some(t) = wf.trigger(&trigger) else {
         return Satisfiability::Unknown(format!("trigger `{trigger}` is declared by no state"));
@@ -425,64 +498,15 @@ fn search(wf: &Workflow, case: &Case, plans: bool) -> Satisfiability {
     let Some(entry) = wf.states.iter().position(|s| s.slug.value == t.state) else {
         return Satisfiability::Unknown(format!("trigger `{trigger}` enters no known state"));
     };
-    let n = wf.states.len();
-    let flag = |tool: &str| -> Vec<bool> {
-        (0..n)
-            .map(|i| {
-                !forbids(&wf.tools_forbid_always, tool)
-                    && wf
-                        .states
-                        .get(i)
-                        .is_some_and(|s| !forbids(&s.tools_forbid, tool))
-            })
-            .collect()
-    };
-    let can_advance = flag("archmax_advance");
-    let mut can_wait = flag("archmax_wait");
-    for (i, w) in can_wait.iter_mut().enumerate() {
-        *w = *w && wf.states.get(i).is_some_and(|s| s.kind != StateType::Human);
-    }
-    let index = |slug: &str| wf.states.iter().position(|s| s.slug.value == slug);
-    let edges: Vec<Vec<(usize, bool)>> = wf
-        .states
-        .iter()
-        .map(|st| {
-            st.transitions
-                .iter()
-                .filter_map(|t| {
-                    let to = index(&t.to.value)?;
-                    let hooked = !st.after.is_empty()
-                        || wf.states.get(to).is_some_and(|s| !s.before.is_empty());
-                    Some((to, hooked))
-                })
-                .collect()
-        })
-        .collect();
-    let on_error: Vec<Option<usize>> = wf
-        .states
-        .iter()
-        .map(|st| st.on_error.as_ref().and_then(|o| index(&o.value)))
-        .collect();
-    let human: Vec<bool> = wf
-        .states
-        .iter()
-        .map(|s| s.kind == StateType::Human)
-        .collect();
     let mut s = Search {
         wf,
         plans,
-        edges,
-        on_error,
-        human,
+        g,
         counters: Vec::new(),
         entry,
         trigger: trigger.clone(),
         work: 0,
         nodes: Vec::new(),
-        can_reset: flag("archmax_reset"),
-        can_wait,
-        can_raise: flag("archmax_raise"),
-        can_advance,
     };
     // A name the workflow lacks is another rule's report (WFX303/WFX304): no verdict here.
     let known = |x: &str| wf.states.iter().any(|st| st.slug.value == x);

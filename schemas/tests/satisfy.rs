@@ -10,7 +10,7 @@ use common::check_file_diagnostics;
 use wfx_schemas::files::MemFiles;
 use wfx_schemas::model::case::Case;
 use wfx_schemas::model::workflow::Workflow;
-use wfx_schemas::satisfy::{Move, Satisfiability, Verdict, analyse, verdict};
+use wfx_schemas::satisfy::{Graph, Move, Satisfiability, Verdict, analyse, verdict, verdict_in};
 
 const CASE: &str = "workflows/w/tests/a.test.yaml";
 
@@ -347,11 +347,13 @@ fn verdict_agrees_with_analyse() {
         "steps:\n  - send: hi\n  - parked: decision\n  - decide: { to: done }\n  - succeeded: true\n",
         "steps:\n  - send: hi\n  - reachedState: nowhere\n",
     ];
+    let graph = Graph::new(&wf);
     let mut unsatisfiable = 0;
     for body in bodies {
         let c = wfx_schemas::yaml::parse(&format!("title: t\ndescription: d\n{body}"));
         let c = Case::from_node(c.documents.first().unwrap());
-        let v = verdict(&wf, &c);
+        let v = verdict_in(&wf, &graph, &c);
+        assert_eq!(v, verdict(&wf, &c), "{body}");
         unsatisfiable += usize::from(matches!(v, Verdict::Unsatisfiable { .. }));
         assert_eq!(v, verdict_of(analyse(&wf, &c)), "{body}");
     }

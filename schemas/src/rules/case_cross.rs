@@ -194,7 +194,7 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
             .iter()
             .any(|d| d.severity == crate::diagnostics::Severity::Error)
     {
-        unsatisfiable(wf, file, case, &mut out);
+        unsatisfiable(info, wf, file, case, &mut out);
     }
     out
 }
@@ -202,10 +202,20 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
 /// `WFX313` (issue 15; FORMAT §B.2, §B.5, §E.1–§E.5): "no agent can pass this case", from
 /// [`crate::satisfy::verdict`] (the verdict of [`crate::satisfy::analyse`] without its
 /// plan), on the first step no path gets past (a `decide`'s `to` value, else the step's
-/// key). Only when no other error already explains the case.
-fn unsatisfiable(wf: &Workflow, file: &str, case: &Case, out: &mut Vec<Diagnostic>) {
-    let crate::satisfy::Verdict::Unsatisfiable { step, reason } = crate::satisfy::verdict(wf, case)
-    else {
+/// key). Only when no other error already explains the case. `wf` is `info`'s model, whose
+/// graph the workflow's cases share.
+fn unsatisfiable(
+    info: &WorkflowInfo,
+    wf: &Workflow,
+    file: &str,
+    case: &Case,
+    out: &mut Vec<Diagnostic>,
+) {
+    let found = match info.satisfy_graph() {
+        Some(graph) => crate::satisfy::verdict_in(wf, graph, case),
+        None => crate::satisfy::verdict(wf, case),
+    };
+    let crate::satisfy::Verdict::Unsatisfiable { step, reason } = found else {
         return;
     };
     let Some(st) = case.steps.get(step) else {
