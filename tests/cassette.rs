@@ -227,3 +227,77 @@ fn the_example_suite_recorded_once_replays_identically_with_no_network_and_no_se
         "{out}"
     );
 }
+
+/// Issue 15, item 6 (docs/agent-scripts.md "Export"): each recorded cassette exported to an
+/// agent script, the cassettes deleted, the suite run from the scripts gives every case the
+/// verdict of the recording, record by record. Grades are the exception, by the scripted
+/// policy: a scripted run has no recorded judge, so it runs with `--skip-grades` and each
+/// `grade` record is `not-executed` where the recording's passed.
+#[test]
+fn exported_agent_scripts_replay_the_recorded_verdicts_without_a_model() {
+    let (ws, live, _) = recorded();
+    let root = ws.path();
+    let live: Value = serde_json::from_str(&live).unwrap();
+    let results = live["results"].as_array().unwrap();
+    assert_eq!(results.len(), 9);
+    for c in results {
+        let case = format!(
+            "workflows/order-lookup/tests/{}.test.yaml",
+            c["id"].as_str().unwrap()
+        );
+        let (code, out, err) = run(wfx().current_dir(root).args(["export-agent", &case]));
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out.trim(), case.replace(".test.yaml", ".agent.yaml"));
+        let script = std::fs::read_to_string(root.join(out.trim())).unwrap();
+        assert!(!script.contains(KEY), "{script}");
+        // An existing script is refused without --force, and replaced with it.
+        let (code, _, err) = run(wfx().current_dir(root).args(["export-agent", &case]));
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("exists; pass --force to replace it"), "{err}");
+        let (code, _, err) = run(wfx()
+            .current_dir(root)
+            .args(["export-agent", &case, "--force"]));
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(out.trim())).unwrap(),
+            script
+        );
+    }
+    for f in cassettes(root) {
+        std::fs::remove_file(f).unwrap();
+    }
+    let (code, scripted, err) =
+        run(wfx()
+            .current_dir(root)
+            .args(["test", "order-lookup", "--skip-grades", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("not run"), "{err}");
+    let scripted: Value = serde_json::from_str(&scripted).unwrap();
+    let mut grades = 0;
+    for (a, b) in results.iter().zip(scripted["results"].as_array().unwrap()) {
+        assert_eq!(a["id"], b["id"]);
+        assert_eq!(
+            a["verdict"]["status"], b["verdict"]["status"],
+            "{}",
+            a["id"]
+        );
+        let (ra, rb) = (
+            a["records"].as_array().unwrap(),
+            b["records"].as_array().unwrap(),
+        );
+        assert_eq!(ra.len(), rb.len(), "{}", a["id"]);
+        for (x, y) in ra.iter().zip(rb) {
+            if x["kind"].as_str().unwrap().starts_with("grade.") {
+                // A skipped grade is reported by its step's kind, `grade`.
+                assert_eq!(y["kind"], "grade", "{}: {y}", a["id"]);
+                grades += 1;
+                assert_eq!(x["status"], "passed", "{}: {x}", a["id"]);
+                assert_eq!(y["status"], "not-executed", "{}: {y}", a["id"]);
+            } else {
+                assert_eq!(x["kind"], y["kind"], "{}", a["id"]);
+                assert_eq!(x["status"], y["status"], "{}: {x} vs {y}", a["id"]);
+            }
+        }
+    }
+    assert!(grades >= 5, "grades recorded ({grades})");
+}

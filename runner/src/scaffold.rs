@@ -440,6 +440,37 @@ fn render(
     o
 }
 
+/// The workspace of a case path given on the command line, and the case's path in it:
+/// `case` is relative to `cwd` (or absolute); the workspace is the folder above its last
+/// `workflows/` component. `Err` (a message, exit 2 for the callers) when there is no
+/// `workflows/` above it, or the root is reached through a link leaving `cwd`
+/// ([`crate::disk::ROOT_LINK_REFUSED`]). Used by `scaffold` and `export-agent`.
+pub fn locate_case(
+    case: &str,
+    cwd: &std::path::Path,
+) -> Result<(crate::disk::DiskFiles, String), String> {
+    let path = cwd.join(case);
+    let comps: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let Some(w) = comps.iter().rposition(|c| c == "workflows") else {
+        return Err(format!(
+            "`{case}` is not inside a workspace (no `workflows/` folder above it)"
+        ));
+    };
+    let root: std::path::PathBuf = comps.iter().take(w).collect();
+    let rel = comps.iter().skip(w).cloned().collect::<Vec<_>>().join("/");
+    if crate::disk::root_escapes_through_link(cwd, &root) {
+        return Err(format!(
+            "`{}`: {}",
+            root.display(),
+            crate::disk::ROOT_LINK_REFUSED
+        ));
+    }
+    Ok((crate::disk::DiskFiles::new(&root), rel))
+}
+
 /// `wfx-lsp scaffold <CASE> [--force]` without clap: `case` is a case file path relative to
 /// `cwd` (or absolute); the workspace is the folder above its `workflows/`. Prints the
 /// written path on stdout; errors on stderr (through `inert`). Exit 0 written, 1 refused
@@ -453,31 +484,13 @@ pub fn run_cli(
     stderr: &mut dyn std::io::Write,
 ) -> i32 {
     use wfx_schemas::inert::inert;
-    let path = cwd.join(case);
-    let comps: Vec<String> = path
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    let Some(w) = comps.iter().rposition(|c| c == "workflows") else {
-        let _ = writeln!(
-            stderr,
-            "Error: `{}` is not inside a workspace (no `workflows/` folder above it)",
-            inert(case)
-        );
-        return 2;
+    let (fs, rel) = match locate_case(case, cwd) {
+        Ok(x) => x,
+        Err(m) => {
+            let _ = writeln!(stderr, "Error: {}", inert(&m));
+            return 2;
+        }
     };
-    let root: std::path::PathBuf = comps.iter().take(w).collect();
-    let rel = comps.iter().skip(w).cloned().collect::<Vec<_>>().join("/");
-    if crate::disk::root_escapes_through_link(cwd, &root) {
-        let _ = writeln!(
-            stderr,
-            "Error: `{}`: {}",
-            inert(&root.display().to_string()),
-            crate::disk::ROOT_LINK_REFUSED
-        );
-        return 2;
-    }
-    let fs = crate::disk::DiskFiles::new(&root);
     match write(&fs, &rel, force) {
         Ok(p) => {
             let _ = writeln!(stdout, "{}", inert(&p));

@@ -110,6 +110,16 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Turn a case's cassette into `<case>.agent.yaml`: the model's replies and tool calls
+    /// per run, so the recorded run becomes an editable, model-free case.
+    ExportAgent {
+        /// The case file (`workflows/<slug>/tests/**/*.test.yaml`) whose
+        /// `<case>.cassette.json` is exported.
+        case: String,
+        /// Replace an existing agent script.
+        #[arg(long)]
+        force: bool,
+    },
     /// Re-apply the redaction of key-like environment values (process and `.env`) to
     /// cassettes in place; prints per file how many values were replaced.
     Scrub {
@@ -326,6 +336,16 @@ fn main() -> ExitCode {
         Some(Command::Scaffold { case, force }) => {
             init_logging("warn");
             code(wfx_runner::scaffold::run_cli(
+                &case,
+                force,
+                &cwd,
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+        Some(Command::ExportAgent { case, force }) => {
+            init_logging("warn");
+            code(wfx_runner::cassette::export::run_cli(
                 &case,
                 force,
                 &cwd,

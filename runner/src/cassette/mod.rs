@@ -9,6 +9,7 @@
 //! at the cassette's name, write a cassette whose secrets were not redacted, or reach the
 //! network other than through the live transport `--live` provides.
 
+pub mod export;
 pub mod scrub;
 pub mod tape;
 
