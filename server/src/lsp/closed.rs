@@ -43,6 +43,9 @@ pub const MAX_THREADS: usize = 8;
 /// One closed file of a pass: the index of its root in the pass's overlays, and its path.
 type Job = (usize, String);
 
+/// One closed file's diagnostics: its URI string, URI and diagnostics.
+type Found = (String, (lsp::Uri, Vec<lsp::Diagnostic>));
+
 /// Diagnostics of the closed files among `files` ((root, root-relative path) pairs: the
 /// workspace index of workflows and cases) and of the agent scripts of those workflows,
 /// keyed by URI string; files in `open` (URI strings) are skipped, and so are files without
@@ -89,7 +92,7 @@ pub fn closed_diagnostics(
         .clamp(1, MAX_THREADS)
         .min(jobs.len().div_ceil(CHUNK).max(1));
     let next = AtomicUsize::new(0);
-    let work = || -> Option<Vec<(String, (lsp::Uri, Vec<lsp::Diagnostic>))>> {
+    let work = || -> Option<Vec<Found>> {
         let mut out = Vec::new();
         loop {
             let from = next.fetch_add(CHUNK, Ordering::Relaxed);
@@ -108,7 +111,7 @@ pub fn closed_diagnostics(
         }
     };
     let parts: Vec<Option<Vec<_>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(&work)).collect();
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
         let mut parts = vec![work()];
         for h in handles {
             // A panicking worker (document_diagnostics catches the checker's own panics)
@@ -134,7 +137,7 @@ fn check_closed(
     rel: &str,
     open: &std::collections::BTreeSet<String>,
     s: &Session,
-) -> Option<(String, (lsp::Uri, Vec<lsp::Diagnostic>))> {
+) -> Option<Found> {
     let uri = paths::uri_of(root, rel)?;
     if open.contains(uri.as_str()) {
         return None;
