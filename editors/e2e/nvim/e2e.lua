@@ -16,6 +16,9 @@
 --     EXPECT_RENAME          comma list of path suffixes the rename edit touches   (workflow.yaml,.test.yaml)
 --     EXPECT_CLOSED_DIAG     substring of the diagnostic a closed case gets when workflow.yaml renames the
 --                            state it names (workspace-wide diagnostics)                   (general-question)
+--     EXPECT_WORKSPACE_FOLDERS  "on": a folder added with vim.lsp.buf.add_workspace_folder() (a copy of
+--                            order-lookup's workflow.yaml plus a case naming a state it lacks) gets that closed
+--                            case's diagnostic; removing the folder clears it (issue 16)              (on)
 --     EXPECT_RUN             "on": run the case through its lens's command (workspace/executeCommand) and
 --                            expect more inlay hints on its step lines afterwards (per-step results), then
 --                            the verdict lens's wfx.showTranscript answers the run's transcript   (on)
@@ -59,6 +62,7 @@ local X = {
   rename = expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   run = expect('EXPECT_RUN', 'on'),
   closed_diag = expect('EXPECT_CLOSED_DIAG', 'general-question'),
+  workspace_folders = expect('EXPECT_WORKSPACE_FOLDERS', 'on'),
   run_refresh = expect('EXPECT_RUN_REFRESH', 'on'),
   completion_edits = expect('EXPECT_COMPLETION_EDITS', 'on'),
   outline = expect('EXPECT_OUTLINE', 'on'),
@@ -297,6 +301,29 @@ local function main()
       check('workspace_diagnostics', false, 'no `  general-question:` line in workflow.yaml')
     end
   else skip('workspace_diagnostics') end
+
+  -- 3b'. workspace folders added and removed later (issue 16): the added folder's closed case is reported, and
+  -- removing the folder clears it
+  if X.workspace_folders then
+    local extra = WS .. '-extra'
+    vim.fn.mkdir(extra .. '/workflows/order-lookup/tests', 'p')
+    vim.fn.writefile(vim.fn.readfile(WS .. '/workflows/order-lookup/workflow.yaml'),
+      extra .. '/workflows/order-lookup/workflow.yaml')
+    local stray = extra .. '/workflows/order-lookup/tests/stray.test.yaml'
+    vim.fn.writefile({ 'title: Stray', 'description: Names a state the workflow lacks.', 'steps:',
+      '  - send: hi', '  - reachedState: nowhere-state' }, stray)
+    local sbuf = vim.uri_to_bufnr(vim.uri_from_fname(stray))
+    local function stray_msgs()
+      return vim.tbl_map(function(d) return d.message end, vim.diagnostic.get(sbuf))
+    end
+    vim.api.nvim_set_current_buf(wf)
+    vim.lsp.buf.add_workspace_folder(extra)
+    local added = vim.wait(T * 2, function() return any_contains(stray_msgs(), 'nowhere-state') end, 50)
+    local during = stray_msgs()
+    vim.lsp.buf.remove_workspace_folder(extra)
+    local cleared = vim.wait(T * 2, function() return #vim.diagnostic.get(sbuf) == 0 end, 50)
+    check('workspace_folders', added and cleared, { during = during, after = stray_msgs() })
+  else skip('workspace_folders') end
 
   -- 3c. the first character of a state key right after a block scalar (`instructions: >-` ends the state
   -- before `clarify:`) is part of the key: rename is offered there and references are found.

@@ -16,19 +16,35 @@
 //!
 //! Bounded work: the file list is the workspace index (`workspace::discover_workflows` /
 //! `discover_cases`, both bounded), and passes are coalesced by the caller (one pass in
-//! flight, at most one queued).
+//! flight, at most one queued); a pass still running when a newer one is queued stops at
+//! its next file and pushes nothing. Files are checked on one thread per core (at most
+//! [`MAX_THREADS`]), like `wfx-lsp check` (docs/performance.md, "Workspace-wide
+//! diagnostics").
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tower_lsp_server::ls_types as lsp;
 use wfx_schemas::files::FileAccess;
 use wfx_schemas::workspace::{self, FileKind};
 
-use super::document::{Document, Located};
+use super::document::{Located, Snapshot};
 use super::overlay::Overlay;
 use super::paths;
 use super::server::{Session, document_diagnostics};
+
+/// Files one worker takes at a time from the shared queue of a pass.
+const CHUNK: usize = 64;
+
+/// Most worker threads of one pass (fewer on a machine with fewer cores).
+pub const MAX_THREADS: usize = 8;
+
+/// One closed file of a pass: the index of its root in the pass's overlays, and its path.
+type Job = (usize, String);
+
+/// One closed file's diagnostics: its URI string, URI and diagnostics.
+type Found = (String, (lsp::Uri, Vec<lsp::Diagnostic>));
 
 /// Diagnostics of the closed files among `files` ((root, root-relative path) pairs: the
 /// workspace index of workflows and cases) and of the agent scripts of those workflows,
@@ -36,17 +52,24 @@ use super::server::{Session, document_diagnostics};
 /// diagnostics. `overlay(root)` gives the file view of a root (open buffers over disk).
 /// A file that cannot be read as UTF-8 text is skipped (the open-document view and
 /// `wfx-lsp check` report it). Positions are in the session's encoding.
+///
+/// The files are checked on up to [`MAX_THREADS`] threads (one per core, like `wfx-lsp
+/// check`), each taking [`CHUNK`] files at a time; `cancelled` is polled between files,
+/// and a pass it stops returns `None` (a newer edit queued a fresh pass: the stale result
+/// is never pushed). The result does not depend on the thread count (a sorted map).
 pub fn closed_diagnostics(
     files: &[(PathBuf, String)],
     open: &std::collections::BTreeSet<String>,
-    overlay: &dyn Fn(&std::path::Path) -> Overlay,
+    overlay: &(dyn Fn(&Path) -> Overlay + Sync),
     s: &Session,
-) -> BTreeMap<String, (lsp::Uri, Vec<lsp::Diagnostic>)> {
-    let mut out = BTreeMap::new();
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<BTreeMap<String, (lsp::Uri, Vec<lsp::Diagnostic>)>> {
     let mut by_root: BTreeMap<&PathBuf, Vec<String>> = BTreeMap::new();
     for (root, rel) in files {
         by_root.entry(root).or_default().push(rel.clone());
     }
+    let mut roots: Vec<(PathBuf, Overlay)> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     for (root, mut rels) in by_root {
         let fs = overlay(root);
         // The agent scripts of each workflow (the index holds workflows and cases only).
@@ -61,37 +84,84 @@ pub fn closed_diagnostics(
         rels.extend(scripts);
         rels.sort();
         rels.dedup();
-        for rel in &rels {
-            let Some(uri) = paths::uri_of(root, rel) else {
-                continue;
-            };
-            if open.contains(uri.as_str()) {
-                continue;
+        jobs.extend(rels.into_iter().map(|rel| (roots.len(), rel)));
+        roots.push(((*root).clone(), fs));
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, MAX_THREADS)
+        .min(jobs.len().div_ceil(CHUNK).max(1));
+    let next = AtomicUsize::new(0);
+    let work = || -> Option<Vec<Found>> {
+        let mut out = Vec::new();
+        loop {
+            let from = next.fetch_add(CHUNK, Ordering::Relaxed);
+            if from >= jobs.len() {
+                return Some(out);
             }
-            // A link leaving the workspace is reported as such (WFX010) and never read.
-            let text = if fs.leaves_workspace(rel) {
-                String::new()
-            } else {
-                match fs.read_text(rel) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        tracing::debug!("workspace diagnostics: skipping {rel}: {e}");
-                        continue;
-                    }
+            for (r, rel) in &jobs[from..(from + CHUNK).min(jobs.len())] {
+                if cancelled() {
+                    return None;
                 }
-            };
-            let loc = Located {
-                root: (*root).clone(),
-                rel: rel.clone(),
-            };
-            let snap = Document::new(&text, 0, Some(loc.clone())).snapshot();
-            let diags = document_diagnostics(&fs, &loc, &snap, s);
-            if !diags.is_empty() {
-                out.insert(uri.as_str().to_owned(), (uri, diags));
+                let (root, fs) = &roots[*r];
+                if let Some(found) = check_closed(root, fs, rel, open, s) {
+                    out.push(found);
+                }
             }
         }
+    };
+    let parts: Vec<Option<Vec<_>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut parts = vec![work()];
+        for h in handles {
+            // A panicking worker (document_diagnostics catches the checker's own panics)
+            // loses the pass; the next one retries.
+            parts.push(h.join().unwrap_or_else(|_| {
+                tracing::error!("a workspace diagnostics worker panicked");
+                None
+            }));
+        }
+        parts
+    });
+    let mut out = BTreeMap::new();
+    for part in parts {
+        out.extend(part?);
     }
-    out
+    Some(out)
+}
+
+/// The diagnostics of one closed file (`None`: open, unreadable, or no diagnostics).
+fn check_closed(
+    root: &Path,
+    fs: &Overlay,
+    rel: &str,
+    open: &std::collections::BTreeSet<String>,
+    s: &Session,
+) -> Option<Found> {
+    let uri = paths::uri_of(root, rel)?;
+    if open.contains(uri.as_str()) {
+        return None;
+    }
+    // A link leaving the workspace is reported as such (WFX010) and never read; a file
+    // over the document bound is skipped unread (`check` reports it as WFX008).
+    let text = if fs.leaves_workspace(rel) {
+        String::new()
+    } else {
+        match fs.read_text_max(rel, wfx_schemas::check::DOC_MAX_BYTES) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::debug!("workspace diagnostics: skipping {rel}: {e}");
+                return None;
+            }
+        }
+    };
+    let loc = Located {
+        root: root.to_path_buf(),
+        rel: rel.to_owned(),
+    };
+    let snap = Snapshot::detached(text, Some(loc.clone()));
+    let diags = document_diagnostics(fs, &loc, &snap, s);
+    (!diags.is_empty()).then(|| (uri.as_str().to_owned(), (uri, diags)))
 }
 
 /// What was last pushed for closed files, by URI string.

@@ -120,6 +120,19 @@ impl Document {
 }
 
 impl Snapshot {
+    /// A snapshot of a text that is not an open document (a closed file read from disk,
+    /// version 0): its line index and a lazy parse, without the rope an editable
+    /// [`Document`] keeps (the workspace-wide pass builds 10,000 of these per edit).
+    pub fn detached(text: String, located: Option<Located>) -> Self {
+        Self {
+            index: Arc::new(LineIndex::new(&text)),
+            text: Arc::from(text),
+            parsed: Arc::default(),
+            version: 0,
+            located,
+        }
+    }
+
     /// The YAML parse of [`Self::text`], built once per version and shared by every
     /// snapshot of it (a concurrent caller waits for the first one's parse).
     pub fn parsed(&self) -> &Parsed {
@@ -200,6 +213,17 @@ impl Documents {
             .collect();
         v.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
         v
+    }
+
+    /// Recomputes where every open document sits with `locate` (its URI to a location),
+    /// after the workspace folders changed (`workspace/didChangeWorkspaceFolders`): a
+    /// document of an added folder is checked under it from now on, one of a removed
+    /// folder falls back to its `workflows/` parent (see `paths::locate`).
+    pub fn relocate(&self, locate: impl Fn(&lsp::Uri) -> Option<Located>) {
+        for mut e in self.map.iter_mut() {
+            let loc = locate(e.key());
+            e.value_mut().located = loc;
+        }
     }
 
     /// The texts of open documents under `root`, keyed by root-relative path.

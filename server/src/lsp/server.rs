@@ -93,6 +93,13 @@ impl Session {
         {
             roots.push(root);
         }
+        if roots.len() > MAX_WORKSPACE_FOLDERS {
+            tracing::warn!(
+                "{} workspace folders; only the first {MAX_WORKSPACE_FOLDERS} are indexed",
+                roots.len()
+            );
+            roots.truncate(MAX_WORKSPACE_FOLDERS);
+        }
         Self {
             encoding: convert::negotiate_encoding(caps),
             roots,
@@ -158,6 +165,9 @@ pub struct Server {
     /// Wakes the closed-file pass; `notify_one` keeps one permit, so a burst of edits
     /// queues one pass, not one per edit.
     closed_wake: Arc<tokio::sync::Notify>,
+    /// Counts queued closed-file passes; a running pass that sees it move on stops (its
+    /// result would be stale) and the queued one starts.
+    closed_gen: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Workflow and case files: (root, root-relative path), sorted.
@@ -491,6 +501,7 @@ impl Server {
             runs,
             closed: Arc::default(),
             closed_wake: Arc::new(tokio::sync::Notify::new()),
+            closed_gen: Arc::default(),
         }
     }
 
@@ -1041,6 +1052,7 @@ impl Server {
 
     /// Queues a pass over the closed files (coalesced with any pass already queued).
     fn schedule_closed(&self) {
+        self.closed_gen.fetch_add(1, Ordering::SeqCst);
         self.closed_wake.notify_one();
     }
 
@@ -1059,6 +1071,7 @@ impl Server {
     /// `wfx.diagnostics.openFilesOnly`) and pushes what changed since the last pass.
     async fn closed_pass(&self) {
         let start = std::time::Instant::now();
+        let generation = self.closed_gen.load(Ordering::SeqCst);
         let s = self.session();
         let files = if s.settings.diagnostics_open_files_only {
             Vec::new()
@@ -1079,6 +1092,7 @@ impl Server {
             .map(|r| (r.clone(), self.overlay(r)))
             .collect();
         let checked = files.len();
+        let gen_now = self.closed_gen.clone();
         let found = tokio::task::spawn_blocking(move || {
             let overlay = |root: &Path| {
                 overlays
@@ -1086,11 +1100,19 @@ impl Server {
                     .cloned()
                     .unwrap_or_else(|| Overlay::new(root, BTreeMap::new()))
             };
-            super::closed::closed_diagnostics(&files, &open, &overlay, &s)
+            let superseded = || gen_now.load(Ordering::SeqCst) != generation;
+            super::closed::closed_diagnostics(&files, &open, &overlay, &s, &superseded)
         })
         .await;
+        let checked_ms = start.elapsed().as_millis();
         let found = match found {
-            Ok(f) => f,
+            Ok(Some(f)) => f,
+            Ok(None) => {
+                tracing::debug!(
+                    "workspace diagnostics: pass superseded after {checked_ms} ms; the queued one follows"
+                );
+                return;
+            }
             Err(e) => {
                 tracing::error!("the workspace diagnostics task failed: {e}");
                 return;
@@ -1113,7 +1135,7 @@ impl Server {
             self.client.publish_diagnostics(uri, diags, None).await;
         }
         tracing::debug!(
-            "workspace diagnostics: {checked} files checked, {pushed} pushed in {} ms",
+            "workspace diagnostics: {checked} files checked in {checked_ms} ms, {pushed} pushed in {} ms",
             start.elapsed().as_millis()
         );
     }
@@ -1346,6 +1368,13 @@ fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
                 ..Default::default()
             },
         )),
+        workspace: Some(lsp::WorkspaceServerCapabilities {
+            workspace_folders: Some(lsp::WorkspaceFoldersServerCapabilities {
+                supported: Some(true),
+                change_notifications: Some(lsp::OneOf::Left(true)),
+            }),
+            file_operations: None,
+        }),
         semantic_tokens_provider: Some(
             lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
                 lsp::SemanticTokensOptions {
@@ -1371,10 +1400,42 @@ fn capabilities(enc: PositionEncoding) -> lsp::ServerCapabilities {
     }
 }
 
+/// The most workspace folders the server indexes (`initialize` and
+/// `workspace/didChangeWorkspaceFolders` together); folders past it are refused with a
+/// warning (`window/showMessage`) and not read (bounded work, docs/editors.md).
+pub const MAX_WORKSPACE_FOLDERS: usize = 64;
+
+/// Applies a `workspace/didChangeWorkspaceFolders` event to `roots` (absolute folders):
+/// `removed` ones are dropped, `added` ones appended unless already present or past
+/// [`MAX_WORKSPACE_FOLDERS`]. Returns how many added folders were refused for the bound.
+pub fn change_roots(roots: &mut Vec<PathBuf>, added: &[PathBuf], removed: &[PathBuf]) -> usize {
+    roots.retain(|r| !removed.contains(r));
+    let mut refused = 0;
+    for a in added {
+        if roots.contains(a) {
+            continue;
+        }
+        if roots.len() >= MAX_WORKSPACE_FOLDERS {
+            refused += 1;
+            continue;
+        }
+        roots.push(a.clone());
+    }
+    refused
+}
+
 /// Glob patterns registered for `workspace/didChangeWatchedFiles`: every file an open
 /// document's diagnostics may read (workflows, cases, agent scripts, hook scripts, `from:`
 /// fixtures under `tests/`, skills).
+///
+/// The folder patterns (`**/workflows`, `**/workflows/*`, `**/workflows/*/tests`) match the
+/// folders themselves: a client reports a deleted or renamed folder as one event for the
+/// folder, not one per file inside, so without them a deleted workflow's cases would keep
+/// their diagnostics.
 pub const WATCH_GLOBS: &[&str] = &[
+    "**/workflows",
+    "**/workflows/*",
+    "**/workflows/*/tests",
     "**/workflows/*/workflow.yaml",
     "**/*.test.yaml",
     "**/*.test.yml",
@@ -1530,6 +1591,48 @@ impl LanguageServer for Server {
 
     async fn did_change_watched_files(&self, params: lsp::DidChangeWatchedFilesParams) {
         tracing::debug!("{} watched files changed", params.changes.len());
+        self.invalidate_index();
+        self.recheck_all().await;
+        self.schedule_closed();
+    }
+
+    async fn did_change_workspace_folders(&self, params: lsp::DidChangeWorkspaceFoldersParams) {
+        let added: Vec<PathBuf> = params
+            .event
+            .added
+            .iter()
+            .filter_map(|f| paths::file_path(&f.uri))
+            .collect();
+        let removed: Vec<PathBuf> = params
+            .event
+            .removed
+            .iter()
+            .filter_map(|f| paths::file_path(&f.uri))
+            .collect();
+        let (roots, refused) = {
+            let mut s = self
+                .session
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let refused = change_roots(&mut s.roots, &added, &removed);
+            (s.roots.clone(), refused)
+        };
+        tracing::info!("workspace folders changed: roots {roots:?}");
+        if refused > 0 {
+            let msg = format!(
+                "wfx-lsp: {refused} workspace folder(s) not indexed: at most {MAX_WORKSPACE_FOLDERS} folders are (docs/editors.md)"
+            );
+            tracing::warn!("{msg}");
+            self.client
+                .show_message(lsp::MessageType::WARNING, msg)
+                .await;
+        }
+        // Open documents are checked under the deepest folder that holds them: an added
+        // folder takes its documents over, a removed one gives them back.
+        self.docs.relocate(|uri| paths::locate(uri, &roots));
+        // The index is rebuilt from the new folders; the next closed-file pass reports the
+        // added folders' closed files and clears the removed folders' (they are no longer
+        // in the index, so `closed::Published` pushes an empty list for each).
         self.invalidate_index();
         self.recheck_all().await;
         self.schedule_closed();
@@ -2030,6 +2133,19 @@ impl LanguageServer for Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workspace_folders_are_added_once_removed_and_bounded() {
+        let p = |s: &str| PathBuf::from(s);
+        let mut roots = vec![p("/a"), p("/b")];
+        assert_eq!(change_roots(&mut roots, &[p("/c"), p("/a")], &[p("/b")]), 0);
+        assert_eq!(roots, [p("/a"), p("/c")]);
+        let many: Vec<PathBuf> = (0..MAX_WORKSPACE_FOLDERS)
+            .map(|i| p(&format!("/m{i}")))
+            .collect();
+        assert_eq!(change_roots(&mut roots, &many, &[]), 2);
+        assert_eq!(roots.len(), MAX_WORKSPACE_FOLDERS);
+    }
 
     #[test]
     fn a_superseded_version_is_never_checked() {
