@@ -136,6 +136,14 @@ pub struct Raised {
     pub state: String,
 }
 
+/// The tool result of an `archmax_advance` call that moved the session to `to` (FORMAT
+/// §E.5): the text the agent reads back, and the text a cassette records as that call's
+/// result (docs/cassettes.md). A state rename rewrites it in cassettes, so it is written
+/// in one place.
+pub fn advanced_message(to: &str) -> String {
+    format!("Advanced to state '{to}'. You may now use the tools allowed in this state.")
+}
+
 /// `pendingDecision` (FORMAT §E.3).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -1913,9 +1921,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
         if target_human {
             self.park_decision(evidence);
         }
-        Ok(Ok(format!(
-            "Advanced to state '{to}'. You may now use the tools allowed in this state."
-        )))
+        Ok(Ok(advanced_message(&to)))
     }
 
     fn wait(&mut self, input: &Value) -> Result<ToolResult, SimError> {

@@ -9,7 +9,7 @@
 --     EXPECT_COMPLETION      comma list offered at `- reachedState: `              (orders-question,refund-request)
 --     EXPECT_TRIGGER_COMPLETION  comma list offered at `trigger:\n  id: `          (manual,report_requested)
 --     EXPECT_HOVER           substring of the hover on a step key; "." = any text  (.)
---     EXPECT_LENS            lens title on a case file                             (Run case)
+--     EXPECT_LENS            lens title on a case file (refund-approved has an agent script)  (Run case (agent script))
 --     EXPECT_WORKFLOW_LENS   lens title on workflow.yaml                           (Run all cases)
 --     EXPECT_COVERAGE_LENS   coverage lens on workflow.yaml's `identify-case:` line (8 corpus cases + broken.test.yaml)  (reached by 9 cases)
 --     EXPECT_HINT            inlay hint label substring on a case file             (/60)
@@ -35,6 +35,12 @@
 --                            its key Write (3) and its `to:` uses Read (2)                          (on)
 --     EXPECT_EVIDENCE        "on": run each failing case of workflows/pay (one per refusal class, issue 16)
 --                            through wfx.runCase and expect the hover on its failed step to name the reason (on)
+--     EXPECT_AGENT_LENS      "on": the run lens names the agent the selection rule picks (issue 15): broken.test.yaml
+--                            (no script, no cassette) says "▶ Run case (no agent)"; a cassette written beside
+--                            delayed-orders-ok.test.yaml turns its lens into "▶ Run case (cassette)"     (on)
+--     EXPECT_CASSETTE        "on": that cassette (*.cassette.json, filetype json) attaches the server with the root,
+--                            its lenses say when it was recorded and offer "▶ Replay case (cassette)", and its
+--                            hover is the recording's card ("**cassette** recorded …")                  (on)
 -- Prints one JSON object on stdout and a PASS/FAIL line per check on stderr.
 -- Exit 0 = all checks passed, 1 = a check failed, 2 = Lua error.
 local env = vim.env
@@ -55,7 +61,9 @@ local X = {
   completion = expect('EXPECT_COMPLETION', 'orders-question,refund-request'),
   trigger_completion = expect('EXPECT_TRIGGER_COMPLETION', 'manual,report_requested'),
   hover = expect('EXPECT_HOVER', '.'),
-  lens = expect('EXPECT_LENS', 'Run case'),
+  lens = expect('EXPECT_LENS', 'Run case (agent script)'),
+  agent_lens = expect('EXPECT_AGENT_LENS', 'on'),
+  cassette = expect('EXPECT_CASSETTE', 'on'),
   workflow_lens = expect('EXPECT_WORKFLOW_LENS', 'Run all cases'),
   coverage_lens = expect('EXPECT_COVERAGE_LENS', 'reached by 9 cases'),
   hint = expect('EXPECT_HINT', '/60'),
@@ -605,6 +613,61 @@ local function main()
     check('completion_edits', a == '  - reachedState: &s refund-request' and b == '  - reachedState: refund-request',
       { anchor = a, anchor_item = ad, no_space = b, no_space_item = bd })
   else skip('completion_edits') end
+
+  -- 8. the agent a case will use (issue 15): named by its run lens; a cassette beside a case is served too
+  local CASSETTE = [[
+{
+  "version": 1,
+  "recordedWith": "wfx-lsp 0.1.0",
+  "recordedAt": "2026-12-03T08:52:53Z",
+  "clock": { "startMs": 1796287973000, "stepMs": 1, "zone": "UTC" },
+  "model": "e2e/model",
+  "endpoint": "127.0.0.1:9",
+  "case": "delayed-orders-ok",
+  "inputs": { "case": "fnv1a64:0000000000000000", "workflow": "fnv1a64:0000000000000000" },
+  "interactions": [
+    {
+      "seq": 0, "role": "agent", "run": 0, "call": 0, "step": 1, "state": "identify-case",
+      "request": { "model": "e2e/model", "messagesFrom": 0, "messages": [ { "role": "user", "content": "hi" } ] },
+      "response": { "content": "Hello.", "finishReason": "stop", "usage": { "promptTokens": 1200, "completionTokens": 34 } }
+    }
+  ]
+}
+]]
+  local cassette_rel = 'workflows/order-lookup/tests/delayed-orders-ok.cassette.json'
+  if X.agent_lens or X.cassette then
+    local f = assert(io.open(WS .. '/' .. cassette_rel, 'w'))
+    f:write(CASSETTE)
+    f:close()
+  end
+  if X.agent_lens then
+    local none = lens_titles(broken, client)
+    local cb = open('workflows/order-lookup/tests/delayed-orders-ok.test.yaml')
+    local cc = client_of(cb) or client
+    vim.wait(300)
+    local with_cassette = lens_titles(cb, cc)
+    check('codelens_agent', any_contains(none, '▶ Run case (no agent)') and any_contains(with_cassette, '▶ Run case (cassette)'),
+      { broken = none, with_cassette = with_cassette })
+  else skip('codelens_agent') end
+  if X.cassette then
+    local kb = open(cassette_rel)
+    local kc = client_of(kb)
+    local titles, lerr = {}, nil
+    local value, herr = '', nil
+    if kc then
+      vim.wait(300)
+      titles, lerr = lens_titles(kb, kc)
+      local res
+      res, herr = request(kb, kc, 'textDocument/hover', pos_params(kb, kc, 4, 5))
+      value = res and res.contents and (res.contents.value or vim.json.encode(res.contents)) or ''
+    end
+    check('cassette', kc ~= nil and kc.root_dir == WS and vim.bo[kb].filetype == 'json'
+        and any_contains(titles, 'recorded 2026-12-03T08:52:53Z · e2e/model · 1 call (1 agent) · 1,234 tokens')
+        and any_contains(titles, '▶ Replay case (cassette)') and value:find('**cassette** recorded', 1, true) ~= nil,
+      { attached = kc ~= nil, filetype = vim.bo[kb].filetype, titles = titles, hover = value:sub(1, 200),
+        err = lerr or herr })
+  else skip('cassette') end
+  if X.agent_lens or X.cassette then os.remove(WS .. '/' .. cassette_rel) end
 
   finish(out.ok and 0 or 1)
 end

@@ -11,7 +11,9 @@
 // EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
 // `reachedState:` ("-" skips); EXPECT_OUTLINE: "on" checks workflow.yaml's outline (every top-level key) and the
 // document highlight of a state ("-" skips); EXPECT_LOG_LEVELS: "on" checks that the server's startup line is
-// logged at info without a second timestamp ("-" skips).
+// logged at info without a second timestamp ("-" skips); EXPECT_AGENT_LENS: "on" checks that the run lens names the
+// agent (`(no agent)` on broken.test.yaml, `(cassette)` once a cassette is written beside delayed-orders-ok);
+// EXPECT_CASSETTE: "on" checks that cassette's lenses and hover (issue 15; "-" skips each).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
@@ -28,7 +30,9 @@ const X = {
   completion: expect('EXPECT_COMPLETION', 'orders-question,refund-request'),
   triggerCompletion: expect('EXPECT_TRIGGER_COMPLETION', 'manual,report_requested'),
   hover: expect('EXPECT_HOVER', '.'),
-  lens: expect('EXPECT_LENS', 'Run case'),
+  lens: expect('EXPECT_LENS', 'Run case (agent script)'),
+  agentLens: expect('EXPECT_AGENT_LENS', 'on'),
+  cassette: expect('EXPECT_CASSETTE', 'on'),
   workflowLens: expect('EXPECT_WORKFLOW_LENS', 'Run all cases'),
   coverageLens: expect('EXPECT_COVERAGE_LENS', 'reached by 9 cases'),
   hint: expect('EXPECT_HINT', '/60'),
@@ -533,6 +537,51 @@ exports.run = async function run() {
     const ok = await waitFor(() => api.client() && api.client().isRunning(), 15000);
     assert.ok(ok, 'not running after wfx.restartServer');
   });
+
+  // issue 15: the run lens names the agent; a cassette beside a case is served (lenses, hover)
+  if (X.agentLens !== null || X.cassette !== null) {
+    const cassetteRel = 'workflows/order-lookup/tests/delayed-orders-ok.cassette.json';
+    await vscode.workspace.fs.writeFile(file(cassetteRel), Buffer.from(JSON.stringify({
+      version: 1, recordedWith: 'wfx-lsp 0.1.0', recordedAt: '2026-12-03T08:52:53Z',
+      clock: { startMs: 1796287973000, stepMs: 1, zone: 'UTC' }, model: 'e2e/model', endpoint: '127.0.0.1:9',
+      case: 'delayed-orders-ok', inputs: { case: 'fnv1a64:0000000000000000', workflow: 'fnv1a64:0000000000000000' },
+      interactions: [{ seq: 0, role: 'agent', run: 0, call: 0, step: 1, state: 'identify-case',
+        request: { model: 'e2e/model', messagesFrom: 0, messages: [{ role: 'user', content: 'hi' }] },
+        response: { content: 'Hello.', finishReason: 'stop', usage: { promptTokens: 1200, completionTokens: 34 } } }],
+    }, null, 2)));
+    const titlesOf = async (uri) => ((await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri, 50)) || [])
+      .map((l) => l.command && l.command.title).filter(Boolean);
+    if (X.agentLens !== null) {
+      await check('codelens_agent', async () => {
+        const withCassette = await open('workflows/order-lookup/tests/delayed-orders-ok.test.yaml');
+        let none = [], cas = [];
+        const ok = await waitFor(async () => {
+          none = await titlesOf(broken.uri);
+          cas = await titlesOf(withCassette.uri);
+          return none.includes('▶ Run case (no agent)') && cas.includes('▶ Run case (cassette)');
+        }, 10000, 300);
+        assert.ok(ok, `lenses: broken ${JSON.stringify(none)}, with a cassette ${JSON.stringify(cas)}`);
+        return { none, cas };
+      });
+    } else skip('codelens_agent');
+    if (X.cassette !== null) {
+      await check('cassette', async () => {
+        const doc = await open(cassetteRel);
+        assert.equal(doc.languageId, 'json');
+        let titles = [], hover = '';
+        const ok = await waitFor(async () => {
+          titles = await titlesOf(doc.uri);
+          hover = hoverText(await vscode.commands.executeCommand('vscode.executeHoverProvider', doc.uri, new vscode.Position(4, 5)));
+          return titles.includes('recorded 2026-12-03T08:52:53Z · e2e/model · 1 call (1 agent) · 1,234 tokens')
+            && titles.includes('▶ Replay case (cassette)') && hover.includes('**cassette** recorded');
+        }, 10000, 300);
+        assert.ok(ok, `lenses ${JSON.stringify(titles)}, hover ${JSON.stringify(hover.slice(0, 200))}`);
+        return titles;
+      });
+    } else skip('cassette');
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    await vscode.workspace.fs.delete(file(cassetteRel));
+  }
 
   console.log('E2E-RESULT ' + JSON.stringify(results));
   if (failures.length) console.log('extension log:\n  ' + api.recentLog().join('\n  '));

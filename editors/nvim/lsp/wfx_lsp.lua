@@ -3,10 +3,10 @@
 --
 -- The server only attaches to archmax workflow files, never to other YAML:
 --   <root>/workflows/<slug>/workflow.yaml
---   <root>/workflows/<slug>/tests/**/*.test.yaml | *.test.yml | *.agent.yaml
+--   <root>/workflows/<slug>/tests/**/*.test.yaml | *.test.yml | *.agent.yaml | *.cassette.json
 -- The root directory is <root>, the folder that holds workflows/.
 
---- Returns the folder holding `workflows/` when `path` is a workflow, case or agent-script file, else nil.
+--- Returns the folder holding `workflows/` when `path` is a workflow, case, agent-script or cassette file, else nil.
 ---@param path string
 ---@return string?
 local function wfx_root(path)
@@ -15,6 +15,7 @@ local function wfx_root(path)
     '^(.*)/workflows/[^/]+/workflow%.yaml$',
     '^(.*)/workflows/[^/]+/tests/.+%.test%.ya?ml$',
     '^(.*)/workflows/[^/]+/tests/.+%.agent%.yaml$',
+    '^(.*)/workflows/[^/]+/tests/.+%.cassette%.json$',
   }
   for _, pat in ipairs(patterns) do
     -- greedy (.*) takes the innermost workflows/ folder, like the VS Code selector's **/workflows/*/
@@ -29,7 +30,8 @@ end
 ---@type vim.lsp.Config
 return {
   cmd = { 'wfx-lsp' },
-  filetypes = { 'yaml' },
+  -- json: cassettes (recorded live runs, docs/cassettes.md); root_dir keeps it off other JSON
+  filetypes = { 'yaml', 'json' },
   -- used only if a user config replaces root_dir with nil; root_dir below is what decides
   root_markers = { 'workflows', '.git' },
   root_dir = function(bufnr, on_dir)

@@ -11,5 +11,6 @@ vim.filetype.add({
     ['.*/workflows/[^/]+/workflow%.yaml'] = 'yaml',
     ['.*/workflows/[^/]+/tests/.+%.test%.ya?ml'] = 'yaml',
     ['.*/workflows/[^/]+/tests/.+%.agent%.yaml'] = 'yaml',
+    ['.*/workflows/[^/]+/tests/.+%.cassette%.json'] = 'json',
   },
 })

@@ -1,5 +1,5 @@
-// Which files the client hands to wfx-lsp: workflow, case and agent-script files only, so the extension
-// coexists with the YAML extension. No `vscode` import (unit-tested).
+// Which files the client hands to wfx-lsp: workflow, case and agent-script files and cassettes only, so the
+// extension coexists with the YAML and JSON extensions. No `vscode` import (unit-tested).
 
 /** The language client's document selector. */
 export const DOCUMENT_SELECTOR: { scheme: string; language: string; pattern: string }[] = [
@@ -7,7 +7,9 @@ export const DOCUMENT_SELECTOR: { scheme: string; language: string; pattern: str
   { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.test.yaml' },
   { scheme: 'file', language: 'yaml', pattern: '**/*.test.yml' },
   { scheme: 'file', language: 'yaml', pattern: '**/workflows/*/tests/**/*.agent.yaml' },
+  // A recorded live run (docs/cassettes.md): hover, lenses and WFX45x diagnostics.
+  { scheme: 'file', language: 'json', pattern: '**/workflows/*/tests/**/*.cassette.json' },
 ];
 
 /** Files whose changes the server hears about (workspace/didChangeWatchedFiles). */
-export const WATCH_GLOB = '**/workflows/*/{workflow.yaml,tests/**/*.test.yaml,tests/**/*.test.yml,tests/**/*.agent.yaml}';
+export const WATCH_GLOB = '**/workflows/*/{workflow.yaml,tests/**/*.test.yaml,tests/**/*.test.yml,tests/**/*.agent.yaml,tests/**/*.cassette.json}';

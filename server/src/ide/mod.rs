@@ -11,6 +11,7 @@
 mod actions;
 mod analysis;
 mod authoring;
+pub mod cassette;
 mod completion;
 mod context;
 pub mod coverage;
@@ -182,8 +183,12 @@ pub fn completion(doc: &Doc<'_>, offset: u32) -> Vec<CompletionItem> {
 
 /// Hover at byte `offset`: a key's doc (what it does, accepted forms, role, whether a
 /// failure halts the case, FORMAT section), a state card (title, summary, type, triggers,
-/// edges), a trigger card (entry state, session path, requires/returns) or a regex card.
+/// edges), a trigger card (entry state, session path, requires/returns) or a regex card;
+/// on a cassette, the recording's card ([`cassette::hover`]).
 pub fn hover(doc: &Doc<'_>, offset: u32) -> Option<Hover> {
+    if wfx_schemas::cassette::is_cassette_name(doc.path) {
+        return cassette::hover(doc, offset);
+    }
     hover::hover(&analysis::Analysis::new(doc)?, offset)
 }
 
@@ -216,10 +221,12 @@ pub fn prepare_rename(doc: &Doc<'_>, offset: u32) -> Result<TextRange, String> {
 }
 
 /// Edits renaming the state or trigger at `offset` to `new_name`, in `workflow.yaml`,
-/// every case and every agent script of the workflow (`archmax_advance` targets), sorted
-/// by (file, offset). Errors: what [`prepare_rename`]
-/// refuses, a new state name that is not a slug (FORMAT §A.3) or an empty trigger id, a
-/// name already declared, or a document of the workflow that does not parse.
+/// every case and every agent script of the workflow (`archmax_advance` targets), and for a
+/// state every cassette of the workflow (interaction `state`s, recorded `archmax_advance`
+/// targets and their results; never recorded prompts, see [`cassette`]), sorted by (file,
+/// offset). Errors: what [`prepare_rename`] refuses, a new state name that is not a slug
+/// (FORMAT §A.3) or an empty trigger id, a name already declared, a document of the
+/// workflow that does not parse, or a cassette that is not valid or over 16 MiB.
 pub fn rename(doc: &Doc<'_>, offset: u32, new_name: &str) -> Result<Vec<TextEdit>, String> {
     let an = analysis::Analysis::for_navigation(doc).ok_or("nothing to rename here")?;
     navigation::rename(&an, offset, new_name)

@@ -4,13 +4,15 @@
 //! `workflow.yaml`, every case and every agent script of the workflow (FORMAT §A.2, §A.5,
 //! §B.2, §B.8; an agent script names a state as an `archmax_advance` target, §E.5), and
 //! references of tools (governance entries, mocks, tool assertions, agent-script calls;
-//! FORMAT §A.3, §B.2, §B.9).
+//! FORMAT §A.3, §B.2, §B.9). A state rename also reaches the workflow's cassettes
+//! (`super::cassette`, docs/cassettes.md "Renaming a state").
 
+use wfx_schemas::cassette;
 use wfx_schemas::diagnostics::TextEdit;
 use wfx_schemas::docs::path_matches;
 use wfx_schemas::files::join;
 use wfx_schemas::text::TextRange;
-use wfx_schemas::workspace::{discover_agent_scripts, discover_cases};
+use wfx_schemas::workspace::{discover_agent_scripts, discover_cases, discover_cassettes};
 use wfx_schemas::yaml;
 
 use super::Location;
@@ -284,8 +286,35 @@ pub(crate) fn rename(
             new_text,
         });
     }
+    if let Sym::State(old) = &sym {
+        edits.extend(cassette_edits(an, old, new_name)?);
+    }
     edits.sort_by(|a, b| (&a.file, a.range.start).cmp(&(&b.file, b.range.start)));
     Ok(edits)
+}
+
+/// The edits renaming state `old` in every cassette of the workflow
+/// ([`super::cassette::rename_state`]: interaction states, `archmax_advance` targets and
+/// their results; never recorded prompts). Errors name a cassette that cannot be read
+/// (over [`cassette::MAX_BYTES`]) or is not valid.
+fn cassette_edits(an: &Analysis<'_>, old: &str, new: &str) -> Result<Vec<TextEdit>, String> {
+    let mut out = Vec::new();
+    for path in discover_cassettes(an.fs, &an.dir) {
+        let text = if path == an.path {
+            an.text.to_owned()
+        } else {
+            an.fs
+                .read_text_max(&path, cassette::MAX_BYTES as u64)
+                .map_err(|e| format!("cannot rename: cassette {path} cannot be read: {e}"))?
+        };
+        let edits = super::cassette::rename_state(&path, &text, old, new).map_err(|e| {
+            format!(
+                "cannot rename: cassette {path} is not valid ({e}); fix, re-record or delete it"
+            )
+        })?;
+        out.extend(edits);
+    }
+    Ok(out)
 }
 
 fn documents_text(an: &Analysis<'_>, path: &str) -> Option<String> {

@@ -1154,6 +1154,214 @@ fn rename_a_state_edits_agent_scripts() {
     );
 }
 
+/// A cassette of the `shop` workflow (docs/cassettes.md): the model advances from `intake`
+/// to `review` (call_1), reads a file whose arguments and result say "review" (not a
+/// state), and the next request carries the simulator's result of the advance. The prompt,
+/// the tool description and the model's prose name `review` too.
+const CASSETTE: &str = r#"
+#- workflows/shop/tests/one.cassette.json
+{
+  "version": 1,
+  "recordedWith": "wfx-lsp 0.1.0",
+  "recordedAt": "2026-12-03T08:52:53Z",
+  "clock": { "startMs": 1796287973000, "stepMs": 1, "zone": "UTC" },
+  "model": "test/model",
+  "endpoint": "127.0.0.1:9",
+  "case": "one",
+  "inputs": { "case": "fnv1a64:0000000000000000", "workflow": "fnv1a64:0000000000000000" },
+  "prompts": { "p0": "States: intake -> review -> done." },
+  "toolsets": { "t0": [ { "name": "archmax_advance", "description": "Advance, e.g. to review.", "parameters": {} } ] },
+  "interactions": [
+    {
+      "seq": 0, "role": "agent", "run": 0, "call": 0, "step": 1, "state": "intake",
+      "request": {
+        "model": "test/model", "system": "p0", "tools": ["archmax_advance", "read_file"], "toolset": "t0",
+        "messagesFrom": 0,
+        "messages": [ { "role": "user", "content": "review" } ]
+      },
+      "response": {
+        "content": "Moving to review.",
+        "toolCalls": [
+          { "id": "call_1", "name": "archmax_advance", "arguments": { "to": "review", "reason": "review" } },
+          { "id": "call_2", "name": "read_file", "arguments": { "to": "review" } }
+        ],
+        "finishReason": "tool_calls",
+        "usage": { "promptTokens": 1200, "completionTokens": 34, "cachedTokens": 1000 }
+      }
+    },
+    {
+      "seq": 1, "role": "agent", "run": 0, "call": 1, "step": 1, "state": "review",
+      "request": {
+        "model": "test/model", "system": "p0", "tools": ["archmax_advance"], "toolset": "t0",
+        "messagesFrom": 0,
+        "messages": [
+          { "role": "user", "content": "review" },
+          { "role": "assistant", "content": "Moving to review.", "toolCalls": [
+            { "id": "call_1", "name": "archmax_advance", "arguments": { "to": "review", "reason": "review" } },
+            { "id": "call_2", "name": "read_file", "arguments": { "to": "review" } } ] },
+          { "role": "tool", "toolCallId": "call_1", "content": "Advanced to state 'review'. You may now use the tools allowed in this state." },
+          { "role": "tool", "toolCallId": "call_2", "content": "Advanced to state 'review'. You may now use the tools allowed in this state." }
+        ]
+      },
+      "response": { "content": "Parked in review.", "finishReason": "stop", "usage": { "promptTokens": 1300, "completionTokens": 9 } }
+    },
+    {
+      "seq": 2, "role": "judge", "run": 0, "call": 0, "step": 3,
+      "request": { "model": "test/judge", "messagesFrom": 0, "messages": [ { "role": "user", "content": "Did it reach review?" } ] },
+      "response": { "content": "{\"pass\": true}", "finishReason": "stop" }
+    }
+  ]
+}
+"#;
+
+#[test]
+fn rename_a_state_reaches_cassettes_structured_data_only() {
+    // Renamed: the interaction `state`, the `to` of each `archmax_advance` call (response
+    // and request messages) and the simulator's result of call_1. Kept: the prompt, the tool
+    // description, user and model text, `read_file`'s arguments and call_2's result.
+    check_rename(
+        &format!(
+            "{CASES}{CASSETTE}#- workflows/shop/tests/three.test.yaml\nsteps:\n  - send: x\n  - reachedState: re$0view\n"
+        ),
+        "approval",
+        expect![[r#"
+            prepare 37..43 "review"
+            workflows/shop/tests/one.cassette.json (4 edits)
+                        { "id": "call_1", "name": "archmax_advance", "arguments": { "to": "approval", "reason": "review" } },
+                    "seq": 1, "role": "agent", "run": 0, "call": 1, "step": 1, "state": "approval",
+                          { "id": "call_1", "name": "archmax_advance", "arguments": { "to": "approval", "reason": "review" } },
+                        { "role": "tool", "toolCallId": "call_1", "content": "Advanced to state 'approval'. You may now use the tools allowed in this state." },
+            workflows/shop/tests/one.test.yaml (2 edits)
+                - reachedState: approval
+                - parked: { state: "approval" }
+            workflows/shop/tests/three.test.yaml (1 edits)
+                - reachedState: approval
+            workflows/shop/tests/two.test.yaml (1 edits)
+                - reachedState: approval
+            workflows/shop/workflow.yaml (2 edits)
+                    - to: approval
+                approval:
+        "#]],
+    );
+    // The edited cassette is still a valid cassette.
+    let fx = fixture(&with_wf(&format!(
+        "{CASSETTE}#- workflows/shop/tests/three.test.yaml\nsteps:\n  - reachedState: re$0view\n"
+    )));
+    let (path, text, off) = fx.cursor_file();
+    let edits = rename(&Own::new(text).doc(&fx.files, path, text), off, "approval").unwrap();
+    let file = "workflows/shop/tests/one.cassette.json";
+    let mine: Vec<TextEdit> = edits.into_iter().filter(|e| e.file == file).collect();
+    let c = wfx_schemas::cassette::parse(&apply(&fx.texts[file], &mine)).unwrap();
+    assert_eq!(c.interactions[1].state.as_deref(), Some("approval"));
+    assert_eq!(c.prompts["p0"], "States: intake -> review -> done.");
+    // Renaming another state leaves the cassette alone; an invalid cassette refuses.
+    check_rename(
+        &format!(
+            "{CASSETTE}#- workflows/shop/tests/a.test.yaml\nsteps:\n  - reachedState: do$0ne\n"
+        ),
+        "closed",
+        expect![[r#"
+            prepare 25..29 "done"
+            workflows/shop/tests/a.test.yaml (1 edits)
+                - reachedState: closed
+            workflows/shop/workflow.yaml (2 edits)
+                    - to: closed
+                closed:
+        "#]],
+    );
+    check_rename(
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - reachedState: re$0view\n#- workflows/shop/tests/a.cassette.json\n{ \"version\": 1 }\n",
+        "approval",
+        expect![[r#"
+            prepare 25..31 "review"
+            rename: cannot rename: cassette workflows/shop/tests/a.cassette.json is not valid (not a cassette: missing field `recordedWith` at line 1 column 16); fix, re-record or delete it"#]],
+    );
+}
+
+#[test]
+fn hover_and_lenses_on_a_cassette() {
+    let fx = fixture(&with_wf(&format!(
+        "{CASSETTE}#- workflows/shop/tests/one.test.yaml\ntitle: One\nsteps:\n  - send: review\n"
+    )));
+    let path = "workflows/shop/tests/one.cassette.json";
+    let text = &fx.texts[path];
+    let own = Own::new(text);
+    let doc = own.doc(&fx.files, path, text);
+    let titles: Vec<String> = cassette::lenses(&doc)
+        .into_iter()
+        .map(|l| {
+            format!(
+                "{} {:?} {:?}",
+                render_range(text, l.range),
+                l.title,
+                l.run_case
+            )
+        })
+        .collect();
+    expect![[r#"
+        [
+            "55..67 \"\\\"recordedAt\\\"\" \"recorded 2026-12-03T08:52:53Z · test/model · 3 calls (2 agent, 1 judge) · 2,543 tokens\" None",
+            "55..67 \"\\\"recordedAt\\\"\" \"⚠ stale: the case `workflows/shop/tests/one.test.yaml` changed and `workflow.yaml` changed since it was recorded (2026-12-03T08:52:53Z); a replay may diverge — re-record with `wfx-lsp test --live --record all`\" None",
+            "55..67 \"\\\"recordedAt\\\"\" \"▶ Replay case (cassette)\" Some(\"workflows/shop/tests/one.test.yaml\")",
+        ]
+    "#]]
+    .assert_debug_eq(&titles);
+    // Inside the second interaction: its call above the cassette card.
+    let at = text.find("Parked in review").unwrap() as u32 + 2;
+    let h = hover(&doc, at).unwrap();
+    assert_eq!(
+        render_range(text, h.range),
+        "2194..2211 \"Parked in review.\""
+    );
+    expect![[r#"
+        **interaction 1** (agent): run 0, call 1, step 1, state `review`
+
+        - model `test/model`
+        - finish reason `stop`
+        - tokens: 1,300 prompt + 9 completion
+
+        ---
+
+        **cassette** recorded `2026-12-03T08:52:53Z` with model `test/model` at `127.0.0.1:9`
+
+        - 3 calls (2 agent, 1 judge)
+        - tokens: 2,500 prompt (1,000 cached) + 43 completion
+        - ⚠ stale cassette: the case `workflows/shop/tests/one.test.yaml` changed and `workflow.yaml` changed since it was recorded (2026-12-03T08:52:53Z); a replay may diverge — re-record with `wfx-lsp test --live --record all`
+
+        Replayed by `wfx-lsp test` (no network, no key); re-record with `wfx-lsp test --live --record all`."#]]
+    .assert_eq(&h.markdown);
+    // Up to date once the digests match the case and workflow.yaml; no case, no replay lens.
+    let digest = |p: &str| wfx_schemas::cassette::digest(&fx.texts[p]);
+    let fresh = text
+        .replacen(
+            "fnv1a64:0000000000000000",
+            &digest("workflows/shop/tests/one.test.yaml"),
+            1,
+        )
+        .replacen(
+            "fnv1a64:0000000000000000",
+            &digest("workflows/shop/workflow.yaml"),
+            1,
+        );
+    let own = Own::new(&fresh);
+    let titles: Vec<String> = cassette::lenses(&own.doc(&fx.files, path, &fresh))
+        .into_iter()
+        .map(|l| l.title)
+        .collect();
+    assert_eq!(
+        titles[1],
+        "✔ recorded from the case and workflow.yaml as they are now"
+    );
+    assert_eq!(titles.len(), 3);
+    let lone = "workflows/shop/tests/lone.cassette.json";
+    let own = Own::new(text);
+    assert_eq!(cassette::lenses(&own.doc(&fx.files, lone, text)).len(), 2);
+    // Not a cassette: no lens, no hover.
+    let own = Own::new("{}");
+    assert!(cassette::lenses(&own.doc(&fx.files, path, "{}")).is_empty());
+    assert!(hover(&own.doc(&fx.files, path, "{}"), 0).is_none());
+}
+
 #[test]
 fn rename_refusals() {
     check_rename(

@@ -2103,6 +2103,29 @@ impl LanguageServer for Server {
                     });
                 }
             }
+            FileKind::Cassette(_) => {
+                // Recorded when, model, calls, tokens; stale per WFX454; replay (issue 15).
+                let lenses = guard("cassette lens", || ide::cassette::lenses(&ctx.doc()))?;
+                for l in lenses {
+                    let arguments = l.run_case.as_deref().and_then(|case| {
+                        let case_uri = paths::uri_of(&ctx.loc.root, case)?;
+                        Some(vec![Value::String(case_uri.as_str().to_owned())])
+                    });
+                    out.push(lsp::CodeLens {
+                        range: ctx.range(l.range),
+                        command: Some(lsp::Command {
+                            title: l.title,
+                            command: if arguments.is_some() {
+                                runs::RUN_CASE.to_owned()
+                            } else {
+                                String::new()
+                            },
+                            arguments,
+                        }),
+                        data: None,
+                    });
+                }
+            }
             _ => {}
         }
         Ok(Some(out))
