@@ -446,3 +446,78 @@ async fn cancel_run_stops_a_running_hook() {
         .await;
     assert_eq!(end["params"]["value"]["message"], "cancelled", "{end}");
 }
+
+/// issue 16 ("Run all cases" shows progress and a result): a client announcing
+/// `experimental.wfxRunStatus` (the VS Code client) gets `wfx/runStatus` (docs/lsp-extensions.md):
+/// `begin` with every case, one `case` per case (`done` = i of n), then `end` with the verdict
+/// counts, and no work-done progress of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_all_cases_reports_run_status_to_a_client_that_asks() {
+    let ws = corpus_copy();
+    let wf = ws.path().join("workflows/order-lookup/workflow.yaml");
+    let n = std::fs::read_dir(ws.path().join("workflows/order-lookup/tests"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".test.yaml")
+        })
+        .count();
+    assert!(n >= 2, "the corpus workflow has {n} cases");
+    let mut c = Client::start();
+    let mut params = initialize_params(ws.path(), &["utf-16"]);
+    params["capabilities"]["window"] = json!({"workDoneProgress": true});
+    params["capabilities"]["experimental"] = json!({"wfxRunStatus": true});
+    params["initializationOptions"] = json!({"runner": {"skipGrades": true}});
+    c.request("initialize", params).await;
+    c.notify("initialized", json!({})).await;
+    let r = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "wfx.runAllCases", "arguments": [uri(&wf)]}),
+        )
+        .await;
+    assert!(r.is_null(), "{r}");
+    let end = c
+        .wait_for("the end of the run", |m| {
+            m["method"] == "wfx/runStatus" && m["params"]["phase"] == "end"
+        })
+        .await;
+    let statuses: Vec<&Value> = c
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "wfx/runStatus")
+        .map(|m| &m["params"])
+        .collect();
+    let phases: Vec<&str> = statuses
+        .iter()
+        .map(|s| s["phase"].as_str().unwrap())
+        .collect();
+    let mut want = vec!["begin"];
+    want.extend(std::iter::repeat_n("case", n));
+    want.push("end");
+    assert_eq!(phases, want, "{statuses:?}");
+    assert_eq!(statuses[0]["total"], n);
+    assert_eq!(statuses[0]["cases"].as_array().unwrap().len(), n);
+    assert_eq!(statuses[0]["uri"], uri(&wf));
+    for (i, s) in statuses[1..=n].iter().enumerate() {
+        assert_eq!(s["done"], i + 1, "{s}");
+        assert!(s["case"].as_str().unwrap().ends_with(".test.yaml"), "{s}");
+    }
+    let k = &end["params"]["counts"];
+    let sum: u64 = ["passed", "failed", "skipped", "notRun"]
+        .iter()
+        .map(|f| k[f].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, n as u64, "{k}");
+    assert!(k["passed"].as_u64().unwrap() >= 1, "{k}");
+    // The notification replaces work-done progress for this client.
+    assert!(
+        !c.server_requests
+            .contains(&"window/workDoneProgress/create".to_owned()),
+        "{:?}",
+        c.server_requests
+    );
+}

@@ -2,7 +2,8 @@
 //   node esbuild.mjs [--production] [--watch] [--tests]
 // --production: minified, no sourcemap (vsce's vscode:prepublish). --tests: also builds test/unit/*.test.ts
 // into out/unit/ for `node --test`. The JSON Schemas of the repository (../../schemas/*.schema.json) are copied
-// into schemas/ so the VSIX can hand them to the YAML extension when the server is disabled.
+// into schemas/ so the VSIX can hand them to the YAML extension when the server is disabled, and
+// ../../docs/reference.md into docs/ so the hovers' `docs/reference.md#…` links open the bundled copy (docLinks.ts).
 import * as esbuild from 'esbuild';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -21,6 +22,13 @@ function copySchemas() {
   for (const f of files) fs.copyFileSync(path.join(src, f), path.join(dst, f));
 }
 
+function copyDocs() {
+  const src = path.join(here, '..', '..', 'docs', 'reference.md');
+  if (!fs.existsSync(src)) return;
+  fs.mkdirSync(path.join(here, 'docs'), { recursive: true });
+  fs.copyFileSync(src, path.join(here, 'docs', 'reference.md'));
+}
+
 const common = { bundle: true, platform: 'node', target: 'node18', format: 'cjs', logLevel: 'warning' };
 
 const ext = {
@@ -33,6 +41,7 @@ const ext = {
 };
 
 copySchemas();
+copyDocs();
 if (production) fs.rmSync(ext.outfile + '.map', { force: true });
 if (args.has('--watch')) {
   const ctx = await esbuild.context(ext);

@@ -103,9 +103,46 @@ impl KeyDoc {
             Some(false) => s.push_str("\n\nA failure does not halt the case."),
             None => {}
         }
-        s.push_str(&format!("\n\nFORMAT {}", self.section));
+        s.push_str(&format!(
+            "\n\nReference: {}",
+            reference_link(&self.anchor(), &format!("`{}`", display_path(self.path)))
+        ));
         s
     }
+
+    /// The key's anchor in `docs/reference.md`: the document kind (`case`, `workflow`), then
+    /// the displayed path's words joined by `-`, lower-case (`case-steps-decide`,
+    /// `workflow-states-kind`). Unique per key (tested).
+    pub fn anchor(&self) -> String {
+        let kind = match self.file {
+            DocFile::Case => "case",
+            DocFile::Workflow => "workflow",
+        };
+        let mut a = String::from(kind);
+        for w in display_path(self.path)
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            a.push('-');
+            a.push_str(&w.to_ascii_lowercase());
+        }
+        a
+    }
+}
+
+/// The user documentation page the editor's hovers and completion docs link to.
+pub const REFERENCE_PAGE: &str = "docs/reference.md";
+
+/// Anchor of the regular-expression section of `docs/reference.md`.
+pub const REGEX_ANCHOR: &str = "regular-expressions";
+
+/// A Markdown link to `anchor` in `docs/reference.md`, the one way user-visible text cites the
+/// documentation (issue 16: users have the project's docs, not FORMAT.md): `[label](docs/reference.md#anchor)`.
+/// The target is relative on purpose: it needs no network and reads as a path in any client
+/// (Neovim shows it as text); the VS Code extension points it at the copy bundled in the VSIX
+/// (editors/vscode/src/docLinks.ts). docs/editors.md "Documentation links" describes the choice.
+pub fn reference_link(anchor: &str, label: &str) -> String {
+    format!("[{label}]({REFERENCE_PAGE}#{anchor})")
 }
 
 macro_rules! k {
@@ -1340,16 +1377,17 @@ fn display_path(path: &str) -> String {
 pub fn render_reference() -> String {
     let mut out = String::from(
         "# Key reference\n\n<!-- Generated from schemas/src/docs.rs by `UPDATE_EXPECT=1 cargo test -p wfx-schemas docs`; do not edit. -->\n\n\
-         The keys of case documents (`*.test.yaml`, FORMAT §B) and of `workflow.yaml` (FORMAT §A). \
-         Hover and completion in the editor show the same text.\n\n\
+         The keys of case documents (`*.test.yaml`) and of `workflow.yaml`. \
+         Hover and completion in the editor show the same text and link to the rows below \
+         (each key's row has the anchor the hover links to, e.g. `#case-steps-decide`).\n\n\
          Structural assertions halt the case when they fail (later assertions are not executed); \
-         content assertions do not (FORMAT §B.5).\n",
+         content assertions do not.\n",
     );
     for (file, title) in [
         (DocFile::Case, "Case documents"),
         (DocFile::Workflow, "workflow.yaml"),
     ] {
-        out.push_str(&format!("\n## {title}\n\n| key | role | what it does | accepted forms | halts | FORMAT |\n|---|---|---|---|---|---|\n"));
+        out.push_str(&format!("\n## {title}\n\n| key | role | what it does | accepted forms | halts |\n|---|---|---|---|---|\n"));
         for d in KEYS.iter().filter(|d| d.file == file) {
             let halts = match d.halts() {
                 Some(true) => "yes",
@@ -1357,16 +1395,25 @@ pub fn render_reference() -> String {
                 None => "",
             };
             out.push_str(&format!(
-                "| `{}` | {} | {} | {} | {} | {} |\n",
+                "| <a id=\"{}\"></a>`{}` | {} | {} | {} | {} |\n",
+                d.anchor(),
                 display_path(d.path),
                 d.role.label(),
                 d.summary.replace('|', "\\|"),
                 d.forms.replace('|', "\\|"),
                 halts,
-                d.section
             ));
         }
     }
+    out.push_str(&format!(
+        "\n## Regular expressions\n\n<a id=\"{REGEX_ANCHOR}\"></a>\
+         A string written `/body/flags` is a regular expression wherever the tables above say a \
+         key accepts one; any other string matches as the key says (by equality or as a \
+         substring). The body has JavaScript (ECMAScript) \
+         syntax and semantics: lookbehind, named groups and backreferences work, and without the \
+         `u` or `v` flag the pattern runs over UTF-16 code units, as in JavaScript. A malformed \
+         pattern is a diagnostic; hover on it shows why.\n"
+    ));
     out
 }
 
@@ -1462,8 +1509,34 @@ mod tests {
 
             A failure **halts the case**: later assertions are not executed.
 
-            FORMAT §B.2"#]]
+            Reference: [`steps[].reachedState`](docs/reference.md#case-steps-reachedstate)"#]]
         .assert_eq(&d.markdown());
+    }
+
+    /// issue 16: hovers link to `docs/reference.md#<anchor>`; every key has its own anchor,
+    /// the page carries each one, and the anchors the server names by hand exist.
+    #[test]
+    fn every_key_has_a_unique_anchor_on_the_reference_page() {
+        let page = render_reference();
+        let mut seen = std::collections::BTreeSet::new();
+        for d in KEYS {
+            let a = d.anchor();
+            assert!(seen.insert(a.clone()), "duplicate anchor {a} ({})", d.path);
+            assert!(page.contains(&format!("<a id=\"{a}\"></a>")), "{a}");
+            assert!(
+                d.markdown().contains(&format!("({REFERENCE_PAGE}#{a})")),
+                "{a}"
+            );
+        }
+        for a in [
+            "case-title",
+            "case-description",
+            "workflow-states-name-transitions-type",
+        ] {
+            assert!(seen.contains(a), "{a}");
+        }
+        assert!(page.contains(&format!("<a id=\"{REGEX_ANCHOR}\"></a>")));
+        assert!(!page.contains("FORMAT"), "the user page cites FORMAT.md");
     }
 
     #[test]

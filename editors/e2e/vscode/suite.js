@@ -405,6 +405,27 @@ exports.run = async function run() {
       assert.ok(tabs.some((v) => String(v).endsWith('wfx.graph')), `no graph tab: ${JSON.stringify(tabs)}`);
       return { nodes: ids.length, texts: graphState.rendered.texts };
     });
+    // issue 16: readable where it opens: fitted to the panel's width (the drawn SVG is no wider than the view)
+    await check('graph_fits_width', async () => {
+      const v = await waitFor(() => graphState.view && graphState.view.svgWidth > 0 && graphState.view, 10000, 100);
+      assert.ok(v, `the webview reported no view: ${JSON.stringify(graphState.view)}`);
+      assert.ok(v.fit, `not in fit mode on open: ${JSON.stringify(v)}`);
+      assert.ok(v.svgWidth <= v.viewWidth + 0.5, `SVG ${v.svgWidth}px wider than the view ${v.viewWidth}px`);
+      return v;
+    });
+    // the toolbar's zoom (posted the way its buttons act) changes the transform; Fit resets it
+    await check('graph_zoom', async () => {
+      const before = graphState.view;
+      assert.ok(before, 'no view');
+      api.graph.zoom('in');
+      const zoomed = await waitFor(() => graphState.view && graphState.view.transform !== before.transform && graphState.view, 5000, 50);
+      assert.ok(zoomed, `the transform did not change: ${before.transform}`);
+      assert.ok(zoomed.scale > before.scale && !zoomed.fit, JSON.stringify(zoomed));
+      api.graph.zoom('fit');
+      const reset = await waitFor(() => graphState.view && graphState.view.fit && graphState.view.scale === before.scale && graphState.view, 5000, 50);
+      assert.ok(reset, `Fit did not restore ${before.transform}: ${JSON.stringify(graphState.view)}`);
+      return { before: before.transform, zoomed: zoomed.transform };
+    });
     await check('graph_click_reveals_state', async () => {
       assert.ok(graphState && graphState.response, 'no graph');
       // the label text the webview posts for a click on the state's box
@@ -483,6 +504,55 @@ exports.run = async function run() {
         assert.ok(lit, `no path in the graph after the run: ${JSON.stringify(graphState.response && graphState.response.path)}`);
         assert.ok(/ @\d+/.test(graphState.message.svg), 'the SVG does not label reached states');
         return lit.reached;
+      });
+      // issue 16: the panel follows the latest run: the server's `wfx/runStatus` end made it ask again; a case
+      // that has not run yet shows no path, and after its run (no polling by the panel) it shows that run's path
+      await check('graph_follows_run', async () => {
+        const ok1 = await waitFor(() => graphState.followedRuns > 0, 30000, 100);
+        assert.ok(ok1, 'no run end reached the graph panel');
+        const other = await open('workflows/order-lookup/tests/refund-denied.test.yaml');
+        const otherUri = other.uri.toString();
+        try {
+          await vscode.commands.executeCommand('wfx.showGraph', other.uri);
+          const shown = await waitFor(() => graphState.document === otherUri && graphState.rendered && graphState.response, 20000, 100);
+          assert.ok(shown, `no graph for ${otherUri}`);
+          const before = shown.path && shown.path.reached;
+          assert.ok(!before || Object.keys(before).length === 0, `a path before the run: ${JSON.stringify(before)}`);
+          const followed = graphState.followedRuns;
+          await vscode.commands.executeCommand('wfx.runCase', otherUri);
+          const after = await waitFor(() => {
+            const p = graphState.document === otherUri && graphState.response && graphState.response.path;
+            return graphState.followedRuns > followed && p && p.reached && Object.keys(p.reached).length > 0 && p;
+          }, 30000, 100);
+          assert.ok(after, `the graph shows no path after the run: ${JSON.stringify(graphState.response && graphState.response.path)}`);
+          return { followed: graphState.followedRuns, reached: after.reached };
+        } finally {
+          await vscode.window.showTextDocument(caseDoc);
+          await vscode.commands.executeCommand('wfx.showGraph', caseDoc.uri);
+        }
+      });
+    }
+    // issue 16: "Run all cases" on workflow.yaml (its lens's command) shows a cancellable progress notification,
+    // case i of n, then the verdict counts with a button to the Test Explorer
+    if (X.workflowLens !== null) {
+      await check('run_all_progress', async () => {
+        const lenses = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', wf.uri, 50)) || [];
+        const l = lenses.find((x) => x.command && x.command.title.includes(X.workflowLens));
+        assert.ok(l, 'no Run all cases lens');
+        assert.equal(l.command.command, 'wfx.runAllCases');
+        await vscode.window.showTextDocument(wf);
+        await vscode.commands.executeCommand(l.command.command, ...(l.command.arguments || [wf.uri.toString()]));
+        const rec = await waitFor(() => api.runAll() && api.runAll().result && api.runAll(), 120000, 200);
+        assert.ok(rec, `no result: ${JSON.stringify(api.runAll())}`);
+        const n = rec.status.total;
+        assert.ok(n >= 2, JSON.stringify(rec.status));
+        assert.equal(rec.progress[0], `case 1 of ${n}`, JSON.stringify(rec.progress));
+        assert.ok(rec.progress.some((p) => p.startsWith(`case ${n} of ${n}`)), JSON.stringify(rec.progress));
+        const m = /(\d+) passed, (\d+) failed, (\d+) not run(?:, (\d+) skipped)?/.exec(rec.result);
+        assert.ok(m, rec.result);
+        const sum = [1, 2, 3, 4].reduce((a, i) => a + Number(m[i] || 0), 0);
+        assert.equal(sum, n, rec.result);
+        return { progress: rec.progress.length, result: rec.result };
       });
     }
   } else skip('run_case_command');

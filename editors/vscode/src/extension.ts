@@ -16,9 +16,10 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { parseRunnerOutput } from './cases';
+import { resolveDocLinks } from './docLinks';
 import { DOCUMENT_SELECTOR, WATCH_GLOB } from './selector';
 import { backoffMs, isFailure, ResolvedServer, resolveServer } from './server';
-import { GraphView } from './graphView';
+import { GRAPH_VIEW_TYPE, GraphView, RunStatus } from './graphView';
 import { CaseTests } from './testing';
 import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
 
@@ -46,6 +47,96 @@ export interface WfxApi {
   testing: CaseTests;
   /** the workflow graph webview (`wfx.showGraph`): its last request, answer and what the webview drew */
   graph: GraphView;
+  /** the last *Run all cases* from the editor: the progress messages shown and the result message */
+  runAll(): RunAllRecord | undefined;
+}
+
+/** What *Run all cases* showed (read by the integration tests). */
+export interface RunAllRecord {
+  uri: string;
+  /** the progress notification's messages, in order (`case 2 of 5: refund-approved.test.yaml`) */
+  progress: string[];
+  /** the last `wfx/runStatus` of the run (`end` or `cancelled`), or undefined while it runs */
+  status?: RunStatus;
+  /** the result message shown when it ended */
+  result?: string;
+}
+
+const RUN_STATUS = 'wfx/runStatus';
+/** listeners of `wfx/runStatus` (the graph panel, running *Run all cases* notifications) */
+const runListeners = new Set<(s: RunStatus) => void>();
+let lastRunAll: RunAllRecord | undefined;
+/** How long *Run all cases* waits for the server's `begin` before it drops the progress notification. */
+const RUN_BEGIN_TIMEOUT_MS = 10_000;
+
+const baseName = (uri: string) => decodeURIComponent(uri.split('/').pop() ?? uri);
+
+/**
+ * *Run all cases* (`wfx.runAllCases`, its lens on workflow.yaml): a cancellable progress notification, `case i of
+ * n: <file>` as the server's `wfx/runStatus` reports each case, then the verdict counts with buttons to open the
+ * Test Explorer or the output. Cancel sends `wfx.cancelRun [uri]`. `listen` is registered before the command is
+ * sent, so no status is missed.
+ */
+function runAllProgress(uri: string, c: LanguageClient): { listen: () => void } {
+  const rec: RunAllRecord = { uri, progress: [] };
+  lastRunAll = rec;
+  let onStatus: ((s: RunStatus) => void) | undefined;
+  const finished = new Promise<RunStatus | undefined>((resolve) => {
+    let begun = false;
+    onStatus = (s) => {
+      if (s.uri !== uri) return;
+      if (s.phase === 'begin') begun = true;
+      if (s.phase === 'end' || s.phase === 'cancelled') {
+        runListeners.delete(onStatus!);
+        rec.status = s;
+        resolve(s);
+      }
+    };
+    setTimeout(() => {
+      if (!begun && !rec.status) {
+        runListeners.delete(onStatus!);
+        resolve(undefined);
+      }
+    }, RUN_BEGIN_TIMEOUT_MS);
+  });
+  const title = `wfx: running the cases of ${uri.replace(/\/workflow\.yaml$/, '').split('/').pop()}`;
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    async (progress, token) => {
+      let last = 0;
+      const report = (s: RunStatus) => {
+        if (s.uri !== uri || s.total === 0) return;
+        if (s.phase === 'begin' || s.phase === 'case') {
+          const message = s.phase === 'begin' ? `case 1 of ${s.total}` : `case ${Math.min(s.done + 1, s.total)} of ${s.total} (${s.done} done${s.case ? `, last ${baseName(s.case)}` : ''})`;
+          rec.progress.push(message);
+          progress.report({ message, increment: ((s.done - last) * 100) / s.total });
+          last = s.done;
+        }
+      };
+      runListeners.add(report);
+      token.onCancellationRequested(() => {
+        void c.sendRequest(ExecuteCommandRequest.type, { command: 'wfx.cancelRun', arguments: [uri] }).catch(() => undefined);
+      });
+      try {
+        return await finished;
+      } finally {
+        runListeners.delete(report);
+      }
+    },
+  );
+  void finished.then(async (s) => {
+    if (!s) return;
+    const k = s.counts ?? { passed: 0, failed: 0, skipped: 0, notRun: s.total };
+    const head = s.phase === 'cancelled' ? 'run cancelled' : `${s.total} case${s.total === 1 ? '' : 's'} ran`;
+    const msg = `wfx: ${head}: ${k.passed} passed, ${k.failed} failed, ${k.notRun} not run${k.skipped ? `, ${k.skipped} skipped` : ''}`;
+    rec.result = msg;
+    log.info(msg);
+    const show = k.failed || k.notRun ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    const pick = await show(msg, 'Open Test Explorer', 'Show Output');
+    if (pick === 'Open Test Explorer') await vscode.commands.executeCommand('workbench.view.testing.focus');
+    else if (pick === 'Show Output') log.show();
+  });
+  return { listen: () => onStatus && runListeners.add(onStatus) };
 }
 
 const cfg = () => vscode.workspace.getConfiguration('wfx');
@@ -129,6 +220,7 @@ async function runCommand(command: string, args: unknown[], next?: (command: str
   const a = normalizeRunArgs(command, args);
   const c = client;
   if (!c || !c.isRunning()) throw new Error('wfx-lsp is not running');
+  if (command === 'wfx.runAllCases' && typeof a[0] === 'string') runAllProgress(a[0], c).listen();
   const result = next ? await next(command, a) : await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: a });
   showRunResult(result);
   graphView?.afterRun(typeof a[0] === 'string' ? a[0] : undefined);
@@ -169,6 +261,23 @@ function makeClient(srv: ResolvedServer): LanguageClient {
       },
     },
     middleware: {
+      // hovers and completion docs link to docs/reference.md#…: open the copy bundled in the extension
+      provideHover: async (doc, pos, token, next) => {
+        const h = await next(doc, pos, token);
+        if (h) h.contents = h.contents.map((c) => (c instanceof vscode.MarkdownString ? docLinks(c) : c));
+        return h;
+      },
+      resolveCompletionItem: async (item, token, next) => {
+        const r = await next(item, token);
+        if (r && r.documentation instanceof vscode.MarkdownString) r.documentation = docLinks(r.documentation);
+        return r;
+      },
+      provideCompletionItem: async (doc, pos, cx, token, next) => {
+        const r = await next(doc, pos, cx, token);
+        const items = Array.isArray(r) ? r : r?.items ?? [];
+        for (const i of items) if (i.documentation instanceof vscode.MarkdownString) i.documentation = docLinks(i.documentation);
+        return r;
+      },
       // commands the server announces (executeCommandProvider) are registered by the client library;
       // this keeps their arguments and the trust check the same as the client-side fallbacks below
       executeCommand: (command, args, next) =>
@@ -179,7 +288,35 @@ function makeClient(srv: ResolvedServer): LanguageClient {
             : next(command, args),
     },
   };
-  return new LanguageClient('wfx', 'wfx', serverOptions, clientOptions);
+  const lc = new LanguageClient('wfx', 'wfx', serverOptions, clientOptions);
+  // `experimental.wfxRunStatus`: the server reports runs with `wfx/runStatus` (docs/lsp-extensions.md) instead of
+  // work-done progress, which VS Code would show only in the status bar
+  lc.registerFeature({
+    fillClientCapabilities: (caps) => {
+      caps.experimental = { ...(caps.experimental ?? {}), wfxRunStatus: true };
+    },
+    initialize: () => undefined,
+    getState: () => ({ kind: 'static' }),
+    clear: () => undefined,
+  });
+  return lc;
+}
+
+/** `m` with its `docs/reference.md#…` links pointing at the extension's bundled copy (docLinks.ts). */
+function docLinks(m: vscode.MarkdownString): vscode.MarkdownString {
+  const base = vscode.Uri.joinPath(ctx.extensionUri, 'docs').toString() + '/';
+  const value = resolveDocLinks(m.value, base);
+  if (value === m.value) return m;
+  const out = new vscode.MarkdownString(value, m.supportThemeIcons);
+  out.isTrusted = m.isTrusted;
+  out.supportHtml = m.supportHtml;
+  out.baseUri = m.baseUri;
+  return out;
+}
+
+function onRunStatus(s: RunStatus) {
+  graphView?.onRunStatus(s);
+  for (const l of [...runListeners]) l(s);
 }
 
 async function start(): Promise<void> {
@@ -198,6 +335,7 @@ async function start(): Promise<void> {
   client = c;
   starting = (async () => {
     try {
+      c.onNotification(RUN_STATUS, (s: RunStatus) => onRunStatus(s));
       await c.start();
       const claimed = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
       for (const cmd of RUN_COMMANDS) {
@@ -291,7 +429,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
     const s = server();
     return isFailure(s) ? undefined : s.command;
   }, log);
-  const graph = new GraphView(() => client, log, isOurs);
+  const graph = new GraphView(() => client, log, isOurs, () => start());
   graphView = graph;
   context.subscriptions.push(
     testing,
@@ -299,6 +437,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
     vscode.commands.registerCommand('wfx.restartServer', restart),
     vscode.commands.registerCommand('wfx.showOutput', () => log.show()),
     vscode.commands.registerCommand('wfx.showGraph', (uri?: vscode.Uri) => graph.show(uri instanceof vscode.Uri ? uri : undefined)),
+    // a window reload restores the graph panel (graphView.ts `restore`)
+    vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, {
+      deserializeWebviewPanel: (panel, state) => graph.restore(panel, state),
+    }),
     vscode.commands.registerCommand('wfx.configureYamlSchemas', () => writeYamlSchemasSetting(context.extensionPath)),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('wfx.server.enabled')) {
@@ -340,6 +482,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
     },
     testing,
     graph,
+    runAll: () => lastRunAll,
   };
 }
 

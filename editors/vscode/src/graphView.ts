@@ -1,15 +1,21 @@
 // The *wfx: Show Workflow Graph* webview (command `wfx.showGraph`): one panel beside the editor showing the SVG
 // from the server's `wfx/graph` request for the workflow of the active workflow.yaml or case. It is requested
 // again 300 ms after the last edit of that workflow.yaml or case, when another of our files becomes active, and
-// after a run (the answer's `path` lights the states the case reached). A click on a state's label reveals its
-// declaration in workflow.yaml. Pure parts (HTML, CSP, messages, click mapping) are in graph.ts.
+// when a run the server made of that case (or of its workflow) finishes (`wfx/runStatus` `end`; the answer's
+// `path` lights the states the case reached). A click on a state's label reveals its declaration in
+// workflow.yaml. The panel is fitted to its width on open, zooms and pans (graph.ts), and survives a window
+// reload: the webview keeps `{ uri, view }` with setState and the extension registers a serializer for
+// `wfx.graph` that restores it (docs/editors.md). Pure parts (HTML, CSP, messages, click mapping) are in graph.ts.
 import { randomBytes } from 'crypto';
 import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
 import {
   GraphResponse,
+  GraphViewport,
   HostMessage,
+  ZoomAction,
   graphMessage,
+  parsePanelState,
   makeNonce,
   nodeRange,
   parseWebviewMessage,
@@ -19,6 +25,20 @@ import {
 } from './graph';
 
 export const GRAPH_REQUEST = 'wfx/graph';
+/** The panel's view type (package.json `onWebviewPanel:wfx.graph` activates the extension to restore it). */
+export const GRAPH_VIEW_TYPE = 'wfx.graph';
+
+/** The `wfx/runStatus` notification's params (server/src/lsp/server.rs `RunStatus`, docs/lsp-extensions.md). */
+export interface RunStatus {
+  uri: string;
+  phase: 'begin' | 'case' | 'end' | 'cancelled';
+  total: number;
+  done: number;
+  case?: string;
+  cases: string[];
+  counts?: { passed: number; failed: number; skipped: number; notRun: number };
+  message?: string;
+}
 const DEBOUNCE_MS = 300;
 
 /** What the integration tests read through the extension's exports. */
@@ -35,23 +55,30 @@ export interface GraphState {
   answered: number;
   /** the last state revealed from a click */
   revealed?: { id: string; uri: string; line: number };
+  /** the webview's last reported zoom and pan */
+  view?: GraphViewport;
+  /** panels restored after a window reload */
+  restored: number;
+  /** finished runs that made the panel request its graph again */
+  followedRuns: number;
 }
 
 export class GraphView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private doc: vscode.Uri | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
   private seq = 0;
   private webviewReady = false;
   private pending: HostMessage | undefined;
-  readonly state: GraphState = { answered: 0 };
+  readonly state: GraphState = { answered: 0, restored: 0, followedRuns: 0 };
   private readonly subs: vscode.Disposable[] = [];
 
   constructor(
     private readonly client: () => LanguageClient | undefined,
     private readonly log: vscode.LogOutputChannel,
     private readonly isOurs: (doc: vscode.TextDocument) => boolean,
+    /** starts the language client if it is not running (awaited before a restored panel asks for its graph) */
+    private readonly ensureClient: () => Promise<void> = async () => undefined,
   ) {
     this.subs.push(
       vscode.workspace.onDidChangeTextDocument((e) => {
@@ -83,54 +110,96 @@ export class GraphView implements vscode.Disposable {
     }
     this.doc = target;
     if (!this.panel) {
-      this.webviewReady = false;
-      this.panel = vscode.window.createWebviewPanel(
-        'wfx.graph',
-        'Workflow graph',
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-        { enableScripts: true, localResourceRoots: [], retainContextWhenHidden: true },
+      this.adopt(
+        vscode.window.createWebviewPanel(
+          GRAPH_VIEW_TYPE,
+          'Workflow graph',
+          { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+          { enableScripts: true, localResourceRoots: [], retainContextWhenHidden: true },
+        ),
       );
-      const nonce = makeNonce((n) => randomBytes(n));
-      this.panel.webview.html = webviewHtml(this.panel.webview.cspSource, nonce);
-      this.panel.webview.onDidReceiveMessage((raw) => this.onMessage(raw), undefined, this.subs);
-      this.panel.onDidDispose(() => {
-        this.panel = undefined;
-        this.webviewReady = false;
-      }, undefined, this.subs);
     } else {
       this.panel.reveal(vscode.ViewColumn.Beside, true);
     }
     await this.refresh();
   }
 
+  /** Takes `panel` as the graph panel: fresh HTML (a new nonce), message and dispose handlers. */
+  private adopt(panel: vscode.WebviewPanel) {
+    this.panel?.dispose();
+    this.webviewReady = false;
+    this.pending = undefined;
+    this.panel = panel;
+    panel.webview.options = { enableScripts: true, localResourceRoots: [] };
+    const nonce = makeNonce((n) => randomBytes(n));
+    panel.webview.html = webviewHtml(panel.webview.cspSource, nonce);
+    panel.webview.onDidReceiveMessage((raw) => this.onMessage(raw), undefined, this.subs);
+    panel.onDidDispose(() => {
+      if (this.panel !== panel) return;
+      this.panel = undefined;
+      this.webviewReady = false;
+    }, undefined, this.subs);
+  }
+
   /**
-   * After a run command: the server runs in the background and answers the command at once, so the graph of a
-   * case is requested every 500 ms until its `path` changes (the run finished) or 60 s have passed; the graph
-   * of a workflow.yaml (no path) is requested once. No-op without a panel.
+   * The `wfx.graph` serializer's `deserializeWebviewPanel`: after a window reload VS Code hands back the panel
+   * and what the webview kept with setState (GraphPanelState). The graph of the kept document is requested once
+   * the language client runs; the webview itself restores the zoom and pan. A state naming no workflow or case
+   * file leaves the panel with an error message.
    */
-  afterRun(uri?: string): void {
-    if (!this.panel) return;
-    if (uri) {
-      try {
-        const u = vscode.Uri.parse(uri);
-        if (workflowFileFor(u.fsPath)) this.doc = u;
-      } catch {
-        // not a URI: keep the tracked document
-      }
+  async restore(panel: vscode.WebviewPanel, raw: unknown): Promise<void> {
+    const st = parsePanelState(raw);
+    this.adopt(panel);
+    this.state.restored++;
+    let doc: vscode.Uri | undefined;
+    try {
+      doc = st.uri ? vscode.Uri.parse(st.uri, true) : undefined;
+    } catch {
+      doc = undefined;
     }
-    const doc = this.doc;
-    if (!doc || !/\.test\.ya?ml$/.test(doc.path)) return this.schedule(0);
-    const before = this.state.document === doc.toString() ? JSON.stringify(this.state.response?.path ?? null) : undefined;
-    const deadline = Date.now() + 60_000;
-    const poll = async () => {
-      if (!this.panel || this.doc?.toString() !== doc.toString()) return;
-      await this.refresh();
-      const now = JSON.stringify(this.state.response?.path ?? null);
-      if (now !== 'null' && now !== before) return;
-      if (Date.now() < deadline) this.pollTimer = setTimeout(() => void poll(), 500);
-    };
-    if (this.pollTimer) clearTimeout(this.pollTimer);
-    void poll();
+    if (!doc || !workflowFileFor(doc.fsPath)) {
+      this.post({ type: 'error', message: 'wfx: open a workflow.yaml or a case file and run wfx: Show Workflow Graph' });
+      return;
+    }
+    this.doc = doc;
+    await this.ensureClient().catch((e) => this.log.warn(`graph restore: ${e instanceof Error ? e.message : String(e)}`));
+    await this.refresh();
+  }
+
+  /** Zooms the webview as its toolbar does (for keybindings and the integration tests). */
+  zoom(action: ZoomAction): void {
+    this.post({ type: 'zoom', action });
+  }
+
+  /** After a run command: the panel follows the run's document (a case or workflow.yaml). No-op without a panel. */
+  afterRun(uri?: string): void {
+    if (!this.panel || !uri) return;
+    try {
+      const u = vscode.Uri.parse(uri);
+      if (workflowFileFor(u.fsPath) && u.toString() !== this.doc?.toString()) {
+        this.doc = u;
+        this.schedule(0);
+      }
+    } catch {
+      // not a URI: keep the tracked document
+    }
+  }
+
+  /**
+   * `wfx/runStatus`: when a run ends that included the shown case (or was started for the shown document, or ran
+   * cases of the shown workflow.yaml), the graph is requested again, so it shows the latest run's path.
+   */
+  onRunStatus(s: RunStatus): void {
+    if (!this.panel || !this.doc || s.phase !== 'end') return;
+    const shown = this.doc.toString();
+    const wf = workflowFileFor(this.doc.fsPath);
+    const hit =
+      s.uri === shown ||
+      s.cases.includes(shown) ||
+      (wf !== undefined && this.doc.path.endsWith('/workflow.yaml') && s.cases.some((c) => c.startsWith(shown.replace(/workflow\.yaml$/, 'tests/'))));
+    if (!hit) return;
+    this.state.followedRuns++;
+    this.schedule(0);
   }
 
   private schedule(ms = DEBOUNCE_MS) {
@@ -166,7 +235,7 @@ export class GraphView implements vscode.Disposable {
     this.state.document = doc.toString();
     this.state.response = res ?? undefined;
     this.state.answered++;
-    this.post(graphMessage(res, label));
+    this.post(graphMessage(res, label, doc.toString()));
   }
 
   private post(m: HostMessage) {
@@ -188,6 +257,9 @@ export class GraphView implements vscode.Disposable {
       const p = this.pending;
       this.pending = undefined;
       if (p && this.panel) void this.panel.webview.postMessage(p);
+    } else if (m.type === 'view') {
+      const { type: _t, ...v } = m;
+      this.state.view = v;
     } else if (m.type === 'rendered') {
       this.state.rendered = { texts: m.texts, svg: m.svg };
     } else if (m.type === 'select') {
@@ -216,7 +288,6 @@ export class GraphView implements vscode.Disposable {
 
   dispose() {
     if (this.timer) clearTimeout(this.timer);
-    if (this.pollTimer) clearTimeout(this.pollTimer);
     this.panel?.dispose();
     for (const s of this.subs) s.dispose();
   }

@@ -201,7 +201,7 @@ code!(
     Error,
     "§B.2",
     "an assertion's value does not have an accepted shape",
-    "Each assertion accepts the forms of FORMAT §B.2: e.g. `succeeded: true`, `parked: decision`, `trail: { kind: trigger, count: 1 }`, `grade: { closedQA, atLeast }` with `atLeast` in [0, 1].\n\nFails:\n```yaml\n- succeeded: yes please\n```\nPasses:\n```yaml\n- succeeded: true\n```"
+    "Each assertion accepts the forms listed in docs/reference.md#case-documents: e.g. `succeeded: true`, `parked: decision`, `trail: { kind: trigger, count: 1 }`, `grade: { closedQA, atLeast }` with `atLeast` in [0, 1].\n\nFails:\n```yaml\n- succeeded: yes please\n```\nPasses:\n```yaml\n- succeeded: true\n```"
 );
 code!(
     CASE_EMPTY_MATCHER,

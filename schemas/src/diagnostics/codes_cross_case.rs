@@ -112,7 +112,7 @@ code!(
     Information,
     "§B.2, §B.9",
     "`archmax test` passes no mocks to the runs `decide`/`deliver` resume",
-    "`wfx-lsp test` applies a case's `mocks` to every run of its session. The reference's `archmax test` passes them only with `send`: a run resumed by a `decide` or `deliver` step gets none, so a call to a mocked tool after that step reaches the real tool there (FORMAT §B.9, a `wfx-lsp decision`). Reported once per case, at its first `decide` or `deliver` step, with the `mocks` key and any later such steps as related sites.\n\nReported:\n```yaml\nmocks:\n  - tool: send_email\n    result: sent\nsteps:\n  - send: refund ORD-1\n  - decide: { to: refund-closed }\n```\nNot reported: the same case without `mocks`, or without `decide`/`deliver`."
+    "`wfx-lsp test` applies a case's `mocks` to every run of its session. The reference's `archmax test` passes them only with `send`: a run resumed by a `decide` or `deliver` step gets none, so a call to a mocked tool after that step reaches the real tool there (a `wfx-lsp` decision; docs/reference.md#case-mocks). Reported once per case, at its first `decide` or `deliver` step, with the `mocks` key and any later such steps as related sites.\n\nReported:\n```yaml\nmocks:\n  - tool: send_email\n    result: sent\nsteps:\n  - send: refund ORD-1\n  - decide: { to: refund-closed }\n```\nNot reported: the same case without `mocks`, or without `decide`/`deliver`."
 );
 
 code!(

@@ -40,7 +40,7 @@ code!(
     Error,
     "§A.1–§A.3",
     "a value has the wrong type",
-    "Each key takes one type: a string, a boolean, a list or a mapping. `null` is accepted only where FORMAT says so (a state body, a trigger declaration, `settings.maxPtcCalls`).\n\nFails:\n```yaml\nsettings:\n  timeoutMs: fast\n```\nPasses:\n```yaml\nsettings:\n  timeoutMs: 15000\n```"
+    "Each key takes one type: a string, a boolean, a list or a mapping. `null` is accepted only where the key reference (docs/reference.md) says so (a state body, a trigger declaration, `settings.maxPtcCalls`).\n\nFails:\n```yaml\nsettings:\n  timeoutMs: fast\n```\nPasses:\n```yaml\nsettings:\n  timeoutMs: 15000\n```"
 );
 code!(
     WF_EMPTY_STRING,

@@ -449,33 +449,32 @@ macro_rules! code {
 }
 
 /// Renders the registry as `docs/diagnostics.md`: one section per code with its anchor
-/// (`#wfx104`), severity, FORMAT section, summary and explanation. The server's
+/// (`#wfx104`), severity, summary and explanation (no FORMAT sections: users do not have that
+/// file; the keys are explained in `docs/reference.md`, issue 16). The server's
 /// `codeDescription.href` and SARIF's `helpUri` point at these anchors.
 pub fn render_markdown() -> String {
     let mut out = String::from(
         "# Diagnostics\n\n<!-- Generated from schemas/src/diagnostics/ by `UPDATE_EXPECT=1 cargo test -p wfx-schemas --test generated_docs`; do not edit. -->\n\n",
     );
-    out.push_str("Codes are stable: `WFX0xx` YAML and stream, `WFX1xx` case documents (FORMAT §B), `WFX2xx` workflow.yaml (FORMAT §A), `WFX3xx` cross-file (FORMAT §B.10, §D), `WFX4xx` agent scripts (`WFX45x` cassettes), `WFX5xx` hook and skill scripts, `WFX9xx` internal.\n\n");
-    out.push_str("| code | name | severity | rule | summary |\n|---|---|---|---|---|\n");
+    out.push_str("Codes are stable: `WFX0xx` YAML and stream, `WFX1xx` case documents, `WFX2xx` workflow.yaml, `WFX3xx` cross-file (a case against its workflow, fixtures and other cases), `WFX4xx` agent scripts (`WFX45x` cassettes), `WFX5xx` hook and skill scripts, `WFX9xx` internal. The keys they refer to are described in the [key reference](reference.md).\n\n");
+    out.push_str("| code | name | severity | summary |\n|---|---|---|---|\n");
     for c in all_codes() {
         out.push_str(&format!(
-            "| [{}](#{}) | `{}` | {} | {} | {}{} |\n",
+            "| [{}](#{}) | `{}` | {} | {}{} |\n",
             c.code,
             c.code.to_lowercase(),
             c.slug,
             c.severity.as_str(),
-            c.section,
             c.summary,
             if c.retired { " (retired)" } else { "" }
         ));
     }
     for c in all_codes() {
         out.push_str(&format!(
-            "\n## {}\n\n`{}` · {} · FORMAT {}\n\n**{}**\n\n{}\n",
+            "\n## {}\n\n`{}` · {}\n\n**{}**\n\n{}\n",
             c.code,
             c.slug,
             c.severity.as_str(),
-            c.section,
             c.summary,
             c.explanation
         ));
@@ -486,6 +485,14 @@ pub fn render_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// issue 16: the user page cites the project's docs, not FORMAT.md.
+    #[test]
+    fn the_diagnostics_page_does_not_cite_format_md() {
+        let page = render_markdown();
+        assert!(!page.contains("FORMAT"), "docs/diagnostics.md cites FORMAT");
+        assert!(page.contains("(reference.md)"));
+    }
 
     #[test]
     fn bounded_pushes_are_counted_and_folded_into_the_cap() {

@@ -213,7 +213,13 @@ pub(crate) fn regex_card(s: &str, substring: bool) -> String {
             if let Err(e) = jsregex::compile(body, flags) {
                 md.push_str(&format!("\n\n**malformed:** {e}"));
             }
-            md.push_str("\n\nFORMAT §B.2 (regex syntax)");
+            md.push_str(&format!(
+                "\n\nReference: {}",
+                wfx_schemas::docs::reference_link(
+                    wfx_schemas::docs::REGEX_ANCHOR,
+                    "regular expressions"
+                )
+            ));
             md
         }
         None if substring => {

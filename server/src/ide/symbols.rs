@@ -65,7 +65,8 @@ pub(crate) fn inlay_hints(an: &Analysis<'_>, range: TextRange) -> Vec<InlayHint>
                 offset: super::analysis::tight(an.text, s.range).end,
                 label: format!("{len}/{budget}"),
                 tooltip: Some(format!(
-                    "`{key}`: {len} of at most {budget} UTF-16 code units once whitespace is collapsed (FORMAT §B.1)"
+                    "`{key}`: {len} of at most {budget} UTF-16 code units once whitespace is collapsed ({}#case-{key})",
+                    wfx_schemas::docs::REFERENCE_PAGE
                 )),
             });
         }
@@ -88,8 +89,9 @@ pub(crate) fn inlay_hints(an: &Analysis<'_>, range: TextRange) -> Vec<InlayHint>
             offset: super::analysis::tight(an.text, to.range).end,
             label: kind.value.clone(),
             tooltip: Some(format!(
-                "the `{}` edge of human state `{from}` (FORMAT §A.2)",
-                kind.value
+                "the `{}` edge of human state `{from}` ({}#workflow-states-name-transitions-type)",
+                kind.value,
+                wfx_schemas::docs::REFERENCE_PAGE
             )),
         });
     }

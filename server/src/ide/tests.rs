@@ -760,7 +760,7 @@ fn hover_on_a_step_key_shows_the_table_doc() {
 
             A failure **halts the case**: later assertions are not executed.
 
-            FORMAT §B.2, §E.2"#]],
+            Reference: [`steps[].trail`](docs/reference.md#case-steps-trail)"#]],
     );
 }
 
@@ -812,7 +812,7 @@ fn hover_on_regex_tokens() {
 
             flags: `i`
 
-            FORMAT §B.2 (regex syntax)"#]],
+            Reference: [regular expressions](docs/reference.md#regular-expressions)"#]],
     );
     check_hover(
         "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reply: { includes: [ORD$0-1] }\n",
@@ -832,7 +832,7 @@ fn hover_on_regex_tokens() {
 
             **malformed:** Unbalanced parenthesis
 
-            FORMAT §B.2 (regex syntax)"#]],
+            Reference: [regular expressions](docs/reference.md#regular-expressions)"#]],
     );
 }
 
@@ -851,7 +851,7 @@ fn hover_works_on_broken_text() {
 
             A failure does not halt the case.
 
-            FORMAT §B.2, §B.6"#]],
+            Reference: [`steps[].grade`](docs/reference.md#case-steps-grade)"#]],
     );
     check_hover(
         "#- workflows/shop/tests/a.test.yaml\ntitle: [\nsteps:\n  - send: hi\n  - grad$0e:\n",
@@ -866,7 +866,7 @@ fn hover_works_on_broken_text() {
 
             A failure does not halt the case.
 
-            FORMAT §B.2, §B.6"#]],
+            Reference: [`steps[].grade`](docs/reference.md#case-steps-grade)"#]],
     );
 }
 

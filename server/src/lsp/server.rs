@@ -71,6 +71,9 @@ pub struct Session {
     pub inlay_hint_refresh: bool,
     /// `workspace.codeLens.refreshSupport`.
     pub code_lens_refresh: bool,
+    /// `experimental.wfxRunStatus` (the VS Code client): runs are reported with
+    /// `wfx/runStatus` notifications (docs/lsp-extensions.md) instead of work-done progress.
+    pub run_status: bool,
 }
 
 impl Session {
@@ -138,6 +141,12 @@ impl Session {
             code_lens_refresh: ws
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|c| c.refresh_support)
+                .unwrap_or(false),
+            run_status: caps
+                .experimental
+                .as_ref()
+                .and_then(|e| e.get("wfxRunStatus"))
+                .and_then(Value::as_bool)
                 .unwrap_or(false),
             settings: p
                 .initialization_options
@@ -775,7 +784,7 @@ impl Server {
         s: Session,
     ) {
         let mut ptoken = None;
-        if s.work_done_progress {
+        if s.work_done_progress && !s.run_status {
             let t = {
                 let mut st = self.run_state();
                 st.next += 1;
@@ -804,6 +813,21 @@ impl Server {
             }),
         )
         .await;
+        let case_uris: Vec<String> = cases
+            .iter()
+            .filter_map(|c| paths::uri_of(&root, c).map(|u| u.as_str().to_owned()))
+            .collect();
+        let mut status = RunStatus {
+            uri: key.clone(),
+            phase: "begin".into(),
+            total: cases.len(),
+            done: 0,
+            case: None,
+            cases: case_uris,
+            counts: None,
+            message: None,
+        };
+        self.run_status(&s, &status).await;
         let texts: Vec<Arc<str>> = cases
             .iter()
             .map(|c| Arc::from(fs.read_text(c).unwrap_or_default().as_str()))
@@ -872,6 +896,10 @@ impl Server {
                     }),
                 )
                 .await;
+                status.phase = "case".into();
+                status.done = i + 1;
+                status.case = paths::uri_of(&root, case).map(|u| u.as_str().to_owned());
+                self.run_status(&s, &status).await;
             }
         }
         let cancelled = cancel.load(Ordering::SeqCst);
@@ -884,6 +912,17 @@ impl Server {
             if let Some(lsp::ProgressToken::String(t)) = &ptoken {
                 st.progress.remove(t);
             }
+            let mut counts = RunCounts::default();
+            for (_, o) in &outcomes {
+                match o.verdict.as_str() {
+                    "passed" => counts.passed += 1,
+                    "failed" => counts.failed += 1,
+                    "skipped" => counts.skipped += 1,
+                    _ => counts.not_run += 1,
+                }
+            }
+            counts.not_run += cases.len().saturating_sub(outcomes.len());
+            status.counts = Some(counts);
             if !cancelled {
                 for (case, o) in outcomes {
                     let Some(uri) = paths::uri_of(&root, &case) else {
@@ -922,11 +961,15 @@ impl Server {
         self.progress(
             &ptoken,
             lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
-                message: Some(message),
+                message: Some(message.clone()),
             }),
         )
         .await;
+        status.phase = if cancelled { "cancelled" } else { "end" }.into();
+        status.case = None;
+        status.message = Some(message);
         if cancelled {
+            self.run_status(&s, &status).await;
             return;
         }
         for uri in &touched {
@@ -939,6 +982,17 @@ impl Server {
         }
         if s.code_lens_refresh {
             let _ = self.client.code_lens_refresh().await;
+        }
+        // Last, so a client that refreshes on it sees the run's annotations and path.
+        self.run_status(&s, &status).await;
+    }
+
+    /// Sends `wfx/runStatus` (docs/lsp-extensions.md) to a client that asked for it.
+    async fn run_status(&self, s: &Session, status: &RunStatus) {
+        if s.run_status {
+            self.client
+                .send_notification::<RunStatusNotification>(status.clone())
+                .await;
         }
     }
 
@@ -1320,6 +1374,59 @@ impl Server {
             })
         }
     }
+}
+
+/// `wfx/runStatus` (docs/lsp-extensions.md): a server → client notification about a run
+/// started by `wfx.runCase` or `wfx.runAllCases`, sent only to a client announcing
+/// `experimental.wfxRunStatus`. One `begin`, one `case` after each case ran, then `end`
+/// (after the annotations and `wfx/graph` paths are stored, so a refresh sees the run) or
+/// `cancelled`.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStatus {
+    /// The URI the run was started for (its cancel key: `wfx.cancelRun [uri]`).
+    pub uri: String,
+    /// `begin`, `case`, `end` or `cancelled`.
+    pub phase: String,
+    /// Number of cases in the run.
+    pub total: usize,
+    /// Number of cases finished so far (an external runner reports them all at the end).
+    pub done: usize,
+    /// With `case`: the URI of the case that just finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+    /// The URIs of every case in the run, in run order.
+    pub cases: Vec<String>,
+    /// With `end` and `cancelled`: the verdict counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<RunCounts>,
+    /// With `end` and `cancelled`: the run's summary (`3 case(s) ran`, `cancelled`, or the
+    /// runner's error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Verdict counts of a finished run (`notRun` also counts the cases that never produced a
+/// verdict: cancelled before their turn, or lost to a runner error).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCounts {
+    /// Cases whose verdict is `passed`.
+    pub passed: usize,
+    /// Cases whose verdict is `failed`.
+    pub failed: usize,
+    /// Cases whose verdict is `skipped`.
+    pub skipped: usize,
+    /// Cases with the `not-run` verdict (no agent, issue 15) or no verdict at all.
+    pub not_run: usize,
+}
+
+/// The `wfx/runStatus` notification type.
+pub enum RunStatusNotification {}
+
+impl lsp::notification::Notification for RunStatusNotification {
+    type Params = RunStatus;
+    const METHOD: &'static str = "wfx/runStatus";
 }
 
 /// `wfx/graph` params: `{textDocument: {uri}}`.

@@ -3,16 +3,19 @@ import { test } from 'node:test';
 import {
   byteOffsetToPosition,
   contentSecurityPolicy,
+  fitScale,
   GraphResponse,
   graphMessage,
   makeNonce,
   nodeRange,
+  parsePanelState,
   parseWebviewMessage,
   sanitizeSvg,
   stateForLabel,
   webviewHtml,
   workflowFileFor,
 } from '../../src/graph';
+import { resolveDocLinks } from '../../src/docLinks';
 
 const range = (l: number, c: number, l2: number, c2: number) => ({ start: { line: l, character: c }, end: { line: l2, character: c2 } });
 const RES: GraphResponse = {
@@ -124,4 +127,48 @@ test('webviewHtml: strict CSP with the nonce on the only script, nothing from th
   const scripts = html.match(/<script[^>]*>/g) ?? [];
   assert.deepEqual(scripts, [`<script nonce="${nonce}">`]);
   assert.ok(!/https?:\/\//.test(html), 'no network URL in the webview');
+});
+
+test('parseWebviewMessage: the view report keeps numbers only', () => {
+  const v = { type: 'view', scale: 0.5, tx: 10, ty: 0, fit: true, svgWidth: 400, viewWidth: 420, transform: 'translate(10px, 0px) scale(0.5)' };
+  assert.deepEqual(parseWebviewMessage(v), v);
+  assert.equal(parseWebviewMessage({ ...v, scale: 'big' }), undefined);
+  assert.equal(parseWebviewMessage({ ...v, tx: Infinity }), undefined);
+});
+
+test('fitScale fits the width and never blows a small graph up', () => {
+  assert.equal(fitScale(2000, 500), 0.25);
+  assert.equal(fitScale(300, 500), 1);
+  assert.equal(fitScale(100000, 500), 0.1);
+  assert.equal(fitScale(0, 500), 1);
+  assert.equal(fitScale(500, 0), 1);
+});
+
+test('parsePanelState keeps a string uri and a finite view, drops the rest', () => {
+  assert.deepEqual(parsePanelState({ uri: 'file:///w/workflow.yaml', view: { scale: 2, tx: -5, ty: 3, fit: false } }), {
+    uri: 'file:///w/workflow.yaml',
+    view: { scale: 2, tx: -5, ty: 3, fit: false },
+  });
+  assert.deepEqual(parsePanelState({ uri: 3, view: { scale: NaN, tx: 0, ty: 0 } }), {});
+  assert.deepEqual(parsePanelState({ view: { scale: 99, tx: 0, ty: 0, fit: true } }), { view: { scale: 8, tx: 0, ty: 0, fit: true } });
+  assert.deepEqual(parsePanelState(undefined), {});
+  assert.deepEqual(parsePanelState('x'), {});
+});
+
+test('webviewHtml: zoom toolbar, ctrl/meta wheel, drag and setState are wired', () => {
+  const html = webviewHtml('vscode-webview://abc', 'n0nce');
+  for (const id of ['zoom-in', 'zoom-out', 'zoom-fit', 'viewport']) assert.ok(html.includes(`id="${id}"`), id);
+  assert.ok(/ev\.ctrlKey \|\| ev\.metaKey/.test(html));
+  assert.ok(html.includes('pointermove') && html.includes('vscode.setState(') && html.includes('vscode.getState()'));
+  // the SVG is no longer squeezed by CSS: the transform decides its size
+  assert.ok(!html.includes('max-width: 100%'));
+});
+
+test('resolveDocLinks points docs/reference.md links at the bundled copy, leaves the rest', () => {
+  const base = 'file:///ext/docs/';
+  assert.equal(
+    resolveDocLinks('see [`decide`](docs/reference.md#case-steps-decide) and [x](docs/cli.md#a) and [y](https://e/docs/reference.md)', base),
+    'see [`decide`](file:///ext/docs/reference.md#case-steps-decide) and [x](docs/cli.md#a) and [y](https://e/docs/reference.md)',
+  );
+  assert.equal(resolveDocLinks('[r](docs/reference.md)', base), '[r](file:///ext/docs/reference.md)');
 });
