@@ -7,7 +7,8 @@
 //! (its evidence, [`crate::evidence`]; open when something was refused), and the workflow
 //! graph (SVG from `Graph::to_svg`) with the case's path lit ([`crate::path::case_path`]).
 //! Selecting a state — its label on the graph or its name in the legend, plain links, no
-//! script — jumps to a block listing what happened in that state (`:target` highlights it).
+//! script — jumps to a block listing what happened in that state (`:target` highlights it,
+//! and shows its entries even when the block is collapsed, through `::details-content`).
 //!
 //! Offline and strict: inline CSS only, no script, no external fonts, images or styles; a
 //! `Content-Security-Policy` meta tag forbids everything else ([`csp`]): no script and no
@@ -512,6 +513,8 @@ fn transcript(o: &mut String, ev: &Evidence) {
 /// Wraps the SVG `<text>` label of each state in `anchors` in a link to its evidence block.
 /// A label (the text of its first `<tspan>`) is the state id, optionally followed by ` (human)`, ` (end)` and ` @<step>`
 /// ([`Graph::to_svg`]); ids are matched after escaping, so a label can never inject markup.
+/// Only labels of reached states (those with ` @<step>`) are linked, as in the legend: the
+/// entry circle is labelled `start` too, and must not lead to a state named `start`.
 fn link_states(svg: &str, anchors: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(svg.len());
     let mut rest = svg;
@@ -538,15 +541,11 @@ fn link_states(svg: &str, anchors: &[(&str, String)]) -> String {
                 .unwrap_or_default();
         }
         let id = inner
-            .split(" (")
-            .next()
-            .unwrap_or_default()
-            .split(" @")
-            .next()
-            .unwrap_or_default();
+            .rsplit_once(" @")
+            .map(|(head, _)| head.split(" (").next().unwrap_or_default());
         out.push_str(rest.get(..i).unwrap_or_default());
         let element = rest.get(i..close + "</text>".len()).unwrap_or_default();
-        match anchors.iter().find(|(s, _)| esc(s) == id) {
+        match id.and_then(|id| anchors.iter().find(|(s, _)| esc(s) == id)) {
             Some((_, target)) => {
                 let _ = write!(out, "<a href=\"#{target}\">{element}</a>");
             }
@@ -974,6 +973,7 @@ svg.wf-graph{max-width:100%;height:auto;background:#fff}
 figcaption{font-size:12px;color:var(--dim);text-align:left;margin-top:6px}
 .evidence{margin-top:8px;font-size:12px}
 .state-ev:target{outline:2px solid #1565c0;background:#eef4fc}
+.state-ev:target::details-content{content-visibility:visible;display:block}
 ol.ev{margin:4px 0;padding-left:18px;font-size:12px}
 ol.ev pre{max-height:12em;overflow:auto;margin:2px 0}
 li.refused,span.refused{color:#b71c1c}
@@ -1036,5 +1036,35 @@ mod tests {
         assert!(out.contains("id=\"g0-1-arrow0\"") && out.contains("href=\"#g0-1-arrow0\""));
         assert!(out.contains("id=\"g0-1-endarrow\""));
         assert!(out.contains("<style>\n.a1 {}\n.b2 {}\n</style>"), "{out}");
+    }
+
+    #[test]
+    fn only_reached_state_labels_link_to_their_block() {
+        // The entry circle is labelled `start`, like the state `start`: only the state's
+        // label (reached, so ` @1`) links to the state's block; an unreached state is plain.
+        let text = |l: &str| format!("<text x=\"1\"><tspan dy=\"1\">{l}</tspan></text>");
+        let svg = format!(
+            "<svg>{}{}{}{}</svg>",
+            text("start"),
+            text("start @1"),
+            text("done (end) @2"),
+            text("pay")
+        );
+        let anchors = [
+            ("start", "c-s0".to_owned()),
+            ("done", "c-s1".to_owned()),
+            ("pay", "c-s2".to_owned()),
+        ];
+        let out = link_states(&svg, &anchors);
+        assert_eq!(out.matches("<a href=\"#c-s0\">").count(), 1, "{out}");
+        assert!(
+            out.contains(&format!("<a href=\"#c-s0\">{}</a>", text("start @1"))),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("<a href=\"#c-s1\">{}</a>", text("done (end) @2"))),
+            "{out}"
+        );
+        assert!(!out.contains("#c-s2"), "{out}");
     }
 }

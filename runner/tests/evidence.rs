@@ -228,6 +228,20 @@ fn the_html_report_shows_each_reason_by_state_and_in_the_transcript() {
     });
     let html = std::fs::read_to_string(out.path().join("report.html"))
         .unwrap_or_else(|e| panic!("{e}\n{err}"));
+    if let Ok(file) = std::env::var("WFX_REPORT_HTML_OUT") {
+        // The browser check (check-report.sh --evidence) loads exactly this page and, for each
+        // case, selects the state on the graph and looks for the reason (`<file>.expect.json`).
+        std::fs::write(&file, &html).unwrap();
+        let expect: Vec<Value> = CASES
+            .iter()
+            .map(|(id, reason, state, _)| serde_json::json!({ "id": id, "reason": reason, "state": state }))
+            .collect();
+        std::fs::write(
+            format!("{file}.expect.json"),
+            Value::from(expect).to_string(),
+        )
+        .unwrap();
+    }
     for (id, reason, state, _) in CASES {
         let section = html
             .split("<details class=\"case ")

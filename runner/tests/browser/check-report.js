@@ -58,6 +58,14 @@ async function main() {
     fs.mkdirSync(path.dirname(path.resolve(shot)), { recursive: true });
     await page.screenshot({ path: shot, fullPage: true });
     console.log(`${facts.title}: ${facts.cases} cases, ${facts.svgs} graphs; screenshot ${shot}`);
+    const expectFile = `${file}.expect.json`;
+    if (fs.existsSync(expectFile)) {
+      const expected = JSON.parse(fs.readFileSync(expectFile, 'utf8'));
+      const shown = await selectStates(page, expected, problems);
+      const evShot = shot.replace(/(\.png)?$/, '-evidence.png');
+      await page.screenshot({ path: evShot });
+      console.log(`evidence: ${shown} of ${expected.length} reasons shown where their state is selected; screenshot ${evShot}`);
+    }
   } finally {
     await browser.close();
     fs.rmSync(scratch, { recursive: true, force: true });
@@ -66,6 +74,50 @@ async function main() {
     console.error(problems.join('\n'));
     process.exit(1);
   }
+}
+
+// Issue 16: "select a state on the graph to see what happened there; transcript beside it". For each
+// {id, reason, state} of <report>.expect.json (written by runner/tests/evidence.rs): collapse the case's block
+// for `state` (as a reader may have), click the state's label in the case's graph (exactly one label links
+// there), then the URL names the block, it is the :target, on screen and shows `reason` though collapsed, and
+// the case's transcript shows it too (innerText: only what is rendered).
+// Returns how many cases passed; each miss is added to `problems`.
+async function selectStates(page, expected, problems) {
+  let shown = 0;
+  for (const { id, reason, state } of expected) {
+    const found = await page.evaluate(({ id, state }) => {
+      const c = [...document.querySelectorAll('details.case')]
+        .find((d) => { const code = d.querySelector(':scope > summary code'); return code && code.textContent === id; });
+      if (!c) return { error: `${id}: no case section` };
+      const block = [...c.querySelectorAll('details.state-ev')]
+        .find((b) => { const code = b.querySelector('summary code'); return code && code.textContent === state; });
+      if (!block) return { error: `${id}: no evidence block for state ${state}` };
+      block.open = false; // as a reader who collapsed it: the selection must bring it back
+      const links = [...c.querySelectorAll('figure.graph svg a')].filter((a) => a.getAttribute('href') === `#${block.id}`);
+      return { caseId: c.id, block: block.id, links: links.length };
+    }, { id, state });
+    if (found.error) { problems.push(found.error); continue; }
+    if (found.links !== 1) { problems.push(`${id}: ${found.links} graph labels link to the block of ${state}`); continue; }
+    await page.locator(`[id="${found.caseId}"] figure.graph svg a[href="#${found.block}"]`).click();
+    await page.waitForFunction((b) => location.hash === `#${b}`, found.block, { timeout: 5000 }).catch(() => {});
+    const seen = await page.evaluate(({ caseId, block, reason }) => {
+      const b = document.getElementById(block);
+      const r = b.getBoundingClientRect();
+      const t = document.getElementById(caseId).querySelector('details.transcript');
+      return {
+        hash: location.hash, target: b.matches(':target'), open: b.open,
+        onScreen: r.top > -2 && r.top < window.innerHeight && r.height > 0 ? true : `top ${r.top} height ${r.height} of ${window.innerHeight}`,
+        reasonInBlock: b.innerText.includes(reason),
+        reasonInTranscript: !!t && t.open && t.innerText.includes(reason),
+      };
+    }, { ...found, reason });
+    // `open` is reported, not required: a collapsed block shows its entries while targeted (::details-content)
+    const bad = Object.entries(seen).filter(([k, v]) => !['hash', 'open'].includes(k) && v !== true).map(([k, v]) => (v === false ? k : `${k}: ${v}`));
+    if (seen.hash !== `#${found.block}`) bad.push(`hash ${seen.hash}`);
+    if (bad.length) problems.push(`${id}: selecting ${state} on the graph: ${bad.join(', ')} (reason: ${reason})`);
+    else shown += 1;
+  }
+  return shown;
 }
 
 main().catch((e) => { console.error(e.stack || String(e)); process.exit(1); });
