@@ -7,16 +7,24 @@
 // EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips);
 // EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks).
 // EXPECT_EVIDENCE: "on" runs each failing case of workflows/pay (runner/tests/fixtures/evidence, one per refusal
-// class) from the editor and expects the hover on its failed step to name the reason ("-" skips; issue 16).
+// class) from the editor and expects the hover on its failed step to name the reason, and the transcript its
+// verdict lens opens (wfx.showTranscript, a Markdown document beside the case) to name it too ("-" skips; issue 16).
 // EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
 // `reachedState:` ("-" skips); EXPECT_OUTLINE: "on" checks workflow.yaml's outline (every top-level key) and the
 // document highlight of a state ("-" skips); EXPECT_LOG_LEVELS: "on" checks that the server's startup line is
 // logged at info without a second timestamp ("-" skips); EXPECT_AGENT_LENS: "on" checks that the run lens names the
 // agent (`(no agent)` on broken.test.yaml, `(cassette)` once a cassette is written beside delayed-orders-ok);
 // EXPECT_CASSETTE: "on" checks that cassette's lenses and hover (issue 15; "-" skips each).
+// Issue 16: with EXPECT_RENAME ("-" skips), key_after_block_scalar (prepareRename, references, definition and rename at the first
+// character of `clarify:` as written and with the blank line before it deleted); with EXPECT_HOVER, hover_doc_link
+// (the hover's docs/reference.md link points at the extension's bundled copy, which has the anchor); with
+// EXPECT_CLOSED_DIAG, folder_rename_delete (a workflow folder made, renamed and deleted on disk moves and clears
+// its closed case's diagnostic); with EXPECT_LOG_LEVELS, output_panel_one_timestamp (the `wfx` channel's log file, what the Output panel shows: the
+// startup line has one timestamp and [info]).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
+const fs = require('fs');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const expect = (k, d) => {
@@ -30,6 +38,7 @@ const X = {
   completion: expect('EXPECT_COMPLETION', 'orders-question,refund-request'),
   triggerCompletion: expect('EXPECT_TRIGGER_COMPLETION', 'manual,report_requested'),
   hover: expect('EXPECT_HOVER', '.'),
+  rename: expect('EXPECT_RENAME', 'workflow.yaml,.test.yaml'),
   lens: expect('EXPECT_LENS', 'Run case (agent script)'),
   agentLens: expect('EXPECT_AGENT_LENS', 'on'),
   cassette: expect('EXPECT_CASSETTE', 'on'),
@@ -113,6 +122,24 @@ exports.run = async function run() {
       assert.ok(hit.startsWith('info: '), `startup line not at info: ${hit}`);
       assert.ok(!/\d\d:\d\d:\d\d/.test(hit), `a timestamp inside the line: ${hit}`);
       const prefixed = lines.filter((l) => /\[(Trace|Debug|Info|Warn|Error)\s*- /.test(l));
+      assert.deepEqual(prefixed, [], 'lines with the client prefix');
+      return hit;
+    });
+    // what the Output panel shows is the channel's log file: one timestamp and the level per line, which the
+    // file's own format adds; the server's startup line must not carry a second time or a `[Info  - …]` prefix
+    await check('output_panel_one_timestamp', async () => {
+      const files = findFiles(process.env.E2E_SCRATCH || '', (f) => path.basename(f) === 'wfx.log', 8);
+      let text = '';
+      const hit = await waitFor(() => {
+        text = files.length ? newest(files).map((f) => fs.readFileSync(f, 'utf8')).join('') : '';
+        return text.split('\n').find((l) => l.includes('initialize: encoding'));
+      }, 10000, 200);
+      assert.ok(files.length, `no wfx.log under ${process.env.E2E_SCRATCH}`);
+      assert.ok(hit, `no startup line in ${files[0]}: ${JSON.stringify(text.split('\n').slice(-5))}`);
+      const stamps = hit.match(/\d\d:\d\d:\d\d/g) || [];
+      assert.ok(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \[info\] /.test(hit), `not an info line of the channel: ${hit}`);
+      assert.equal(stamps.length, 1, `timestamps in ${JSON.stringify(hit)}`);
+      const prefixed = text.split('\n').filter((l) => /\[(Trace|Debug|Info|Warn|Error)\s*- /.test(l));
       assert.deepEqual(prefixed, [], 'lines with the client prefix');
       return hit;
     });
@@ -222,6 +249,46 @@ exports.run = async function run() {
     skip('document_highlight');
   }
 
+  // issue 16: the first character of a state key after a multi-line block scalar is part of the key: rename is
+  // offered there and edits it, references are found, and the definition of a `to: clarify` lands on it. As the
+  // file is (a blank line before `  clarify:`) and with that blank line deleted (unsaved), then restored.
+  if (X.rename !== null) await check('key_after_block_scalar', async () => {
+    const atKey = async (label) => {
+      const lines = wf.getText().split('\n');
+      const line = lines.findIndex((l) => l === '  clarify:');
+      const use = lines.findIndex((l) => /^\s*- to: clarify\s*$/.test(l));
+      assert.ok(line >= 0 && use >= 0, `${label}: no \`  clarify:\` key or \`- to: clarify\` use`);
+      const key = new vscode.Position(line, 2);
+      const prep = await vscode.commands.executeCommand('vscode.prepareRename', wf.uri, key);
+      const r = prep && (prep.range || prep);
+      assert.ok(r && r.start.line === line && r.start.character === 2 && r.end.character === 9, `${label}: prepareRename ${JSON.stringify(prep)}`);
+      const refs = (await vscode.commands.executeCommand('vscode.executeReferenceProvider', wf.uri, key)) || [];
+      assert.ok(refs.length > 1, `${label}: references ${refs.length}`);
+      const defs = (await vscode.commands.executeCommand('vscode.executeDefinitionProvider', wf.uri,
+        new vscode.Position(use, lines[use].indexOf('clarify') + 1))) || [];
+      const at = defs.map((d) => d.targetSelectionRange || d.targetRange || d.range);
+      assert.ok(at.some((x) => x.start.line === line && x.start.character === 2), `${label}: definition ${JSON.stringify(at)}`);
+      const edit = await vscode.commands.executeCommand('vscode.executeDocumentRenameProvider', wf.uri, key, 'clarify-x');
+      const mine = (edit ? edit.get(wf.uri) : []).map((e) => `${e.range.start.line}:${e.range.start.character}-${e.range.end.character}`);
+      assert.ok(mine.includes(`${line}:2-9`), `${label}: rename edits ${JSON.stringify(mine)}`);
+      return { line, refs: refs.length, edits: mine.length };
+    };
+    const asWritten = await atKey('as written');
+    const line = asWritten.line;
+    assert.equal(wf.lineAt(line - 1).text, '', 'no blank line before `  clarify:`');
+    const del = new vscode.WorkspaceEdit();
+    del.delete(wf.uri, new vscode.Range(line - 1, 0, line, 0));
+    assert.ok(await vscode.workspace.applyEdit(del));
+    try {
+      return { asWritten, rightAfter: await atKey('right after the block scalar') };
+    } finally {
+      const ins = new vscode.WorkspaceEdit();
+      ins.insert(wf.uri, new vscode.Position(line - 1, 0), '\n');
+      await vscode.workspace.applyEdit(ins);
+      await wf.save();
+    }
+  });
+
   const caseDoc = await open('workflows/order-lookup/tests/refund-approved.test.yaml');
   if (X.lens !== null) {
     await check('codelens_case', async () => {
@@ -257,6 +324,22 @@ exports.run = async function run() {
       const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
       assert.ok(text.trim() && (X.hover === '.' || text.includes(X.hover)), `hover: ${JSON.stringify(text)}`);
       return text.slice(0, 200);
+    });
+    // issue 16: the hover cites its docs/reference.md section as a link the client can open: the extension
+    // points it at the copy bundled with it (docLinks.ts), which has the anchor
+    await check('hover_doc_link', async () => {
+      const line = caseDoc.getText().split('\n').findIndex((l) => /^\s*- send:/.test(l));
+      const col = caseDoc.lineAt(line).text.indexOf('send') + 1;
+      const hovers = (await vscode.commands.executeCommand('vscode.executeHoverProvider', caseDoc.uri, new vscode.Position(line, col))) || [];
+      const text = hoverText(hovers);
+      const m = /\]\(([^)\s]+\/docs\/reference\.md)#([\w-]+)\)/.exec(text);
+      assert.ok(m, `no link to docs/reference.md in ${JSON.stringify(text.slice(-300))}`);
+      const target = vscode.Uri.parse(m[1]);
+      const ext = vscode.extensions.getExtension(EXT_ID);
+      assert.ok(target.toString().startsWith(ext.extensionUri.toString()), `${target} is not the bundled copy`);
+      const page = new TextDecoder().decode(await vscode.workspace.fs.readFile(target));
+      assert.ok(page.includes(`<a id="${m[2]}"></a>`), `no anchor ${m[2]} in ${target}`);
+      return `${target.path.split('/').slice(-2).join('/')}#${m[2]}`;
     });
   } else skip('hover');
 
@@ -581,7 +664,65 @@ exports.run = async function run() {
       assert.ok(missing.length === 0, JSON.stringify(missing));
       return got;
     });
-  } else skip('evidence_hover');
+    // the case's full transcript: the verdict lens's command (wfx.showTranscript) opens it as a Markdown document
+    // beside the case; it names the reason, with the step numbered from 1
+    await check('evidence_transcript', async () => {
+      const got = {};
+      for (const [id, reason] of EVIDENCE) {
+        const doc = await open(`workflows/pay/tests/${id}.test.yaml`);
+        let lens;
+        await waitFor(async () => {
+          const lenses = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', doc.uri, 50)) || [];
+          lens = lenses.find((l) => l.command && l.command.command === 'wfx.showTranscript');
+          return lens;
+        }, 10000, 300);
+        if (!lens) { got[id] = 'no verdict lens with wfx.showTranscript'; continue; }
+        await vscode.commands.executeCommand(lens.command.command, ...(lens.command.arguments || []));
+        const shown = await waitFor(() => vscode.window.visibleTextEditors.map((e) => e.document)
+          .find((d) => d.languageId === 'markdown' && d.getText().includes('# Transcript of') && d.getText().includes(reason)), 10000, 200);
+        got[id] = shown && shown.getText().includes('**step 1**') ? 'shown'
+          : `missing; open: ${JSON.stringify(vscode.window.visibleTextEditors.map((e) => e.document.getText().slice(0, 120)))}`;
+        await vscode.commands.executeCommand('workbench.action.closeEditorsInOtherGroups');
+      }
+      const missing = Object.entries(got).filter(([, v]) => v !== 'shown');
+      assert.ok(missing.length === 0, JSON.stringify(missing));
+      return got;
+    });
+  } else {
+    skip('evidence_hover');
+    skip('evidence_transcript');
+  }
+
+  // issue 16: watching folder renames and deletes. A workflow folder made on disk after startup gets its closed
+  // case's diagnostic; renaming the folder moves it to the new path (the old one is cleared); deleting the folder
+  // clears it. VS Code reports each as one event for the folder, which the server's registered
+  // `**/workflows/*` watcher receives.
+  if (X.closedDiag !== null) {
+    await check('folder_rename_delete', async () => {
+      const from = file('workflows/wf-watch');
+      const to = file('workflows/wf-watch-2');
+      const strayIn = (dir) => vscode.Uri.joinPath(dir, 'tests', 'stray.test.yaml');
+      const msgs = (dir) => vscode.languages.getDiagnostics(strayIn(dir)).map((d) => d.message);
+      const names = (dir) => msgs(dir).some((m) => m.includes('nowhere-state'));
+      await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(from, 'workflow.yaml'),
+        await vscode.workspace.fs.readFile(file('workflows/order-lookup/workflow.yaml')));
+      await vscode.workspace.fs.writeFile(strayIn(from), Buffer.from(
+        'title: Stray\ndescription: Names a state the workflow lacks.\nsteps:\n  - send: hi\n  - reachedState: nowhere-state\n'));
+      try {
+        const created = await waitFor(() => names(from), 30000, 200);
+        assert.ok(created, `no diagnostic on the new folder's case: ${JSON.stringify(msgs(from))}`);
+        await vscode.workspace.fs.rename(from, to);
+        const moved = await waitFor(() => names(to) && msgs(from).length === 0, 30000, 200);
+        assert.ok(moved, `after the rename: old ${JSON.stringify(msgs(from))}, new ${JSON.stringify(msgs(to))}`);
+        await vscode.workspace.fs.delete(to, { recursive: true });
+        const cleared = await waitFor(() => msgs(to).length === 0, 30000, 200);
+        assert.ok(cleared, `after the delete: ${JSON.stringify(msgs(to))}`);
+        return 'reported, moved, cleared';
+      } finally {
+        for (const d of [from, to]) await vscode.workspace.fs.delete(d, { recursive: true }).then(() => {}, () => {});
+      }
+    });
+  } else skip('folder_rename_delete');
 
   await check('restart_after_crash', async () => {
     // kill the server; the error handler restarts it after a 1 s backoff and the diagnostics come back
@@ -693,6 +834,26 @@ async function runUntrusted() {
   }
   if (failures.length) throw new Error(`failed: ${failures.join(', ')}`);
 }
+
+// Files under `dir` for which `pred(path)` holds, at most `depth` folders down (bounded walk).
+function findFiles(dir, pred, depth) {
+  const out = [];
+  if (!dir || depth < 0) return out;
+  let entries = [];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...findFiles(p, pred, depth - 1));
+    else if (pred(p)) out.push(p);
+  }
+  return out;
+}
+// The most recently written of `files` (one element, or none).
+const newest = (files) => files.map((f) => [fs.statSync(f).mtimeMs, f]).sort((a, b) => b[0] - a[0]).slice(0, 1).map((x) => x[1]);
 
 function* iter(collection) {
   const all = [];
