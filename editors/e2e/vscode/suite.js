@@ -4,7 +4,8 @@
 // Every check prints `PASS vscode.<name>` / `FAIL vscode.<name>`; all checks run, then the first failure rejects.
 // EXPECT_* as in nvim/e2e.lua ("-" skips), plus EXPECT_RUN: "-" skips the verdict checks of the Test Explorer
 // run (discovery and "every case got an outcome" are still checked), the run-case command and the hints after it;
-// EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips);
+// EXPECT_CLOSED_DIAG: the diagnostic a closed case gets when workflow.yaml renames its state ("-" skips; also
+// open_files_only_setting: wfx.diagnostics.openFilesOnly on clears it, off brings it back);
 // EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks).
 // EXPECT_EVIDENCE: "on" runs each failing case of workflows/pay (runner/tests/fixtures/evidence, one per refusal
 // class) from the editor and expects the hover on its failed step to name the reason, and the transcript its
@@ -217,7 +218,40 @@ exports.run = async function run() {
       assert.ok(!opened, 'the case was opened');
       return during;
     });
-  } else skip('workspace_diagnostics');
+    // the setting that limits diagnostics to open files (issue 16): turned on in the workspace settings, the closed
+    // case's diagnostic is cleared; turned off again, it comes back
+    await check('open_files_only_setting', async () => {
+      const closed = file('workflows/order-lookup/tests/skill-gate.test.yaml');
+      const line = wf.getText().split('\n').findIndex((l) => l === '  general-question:');
+      assert.ok(line >= 0, 'no `  general-question:` line in workflow.yaml');
+      const set = async (text) => {
+        const edit = new vscode.WorkspaceEdit();
+        edit.replace(wf.uri, wf.lineAt(line).range, text);
+        assert.ok(await vscode.workspace.applyEdit(edit));
+      };
+      const msgs = () => vscode.languages.getDiagnostics(closed).map((d) => d.message);
+      const named = () => msgs().some((m) => m.includes(X.closedDiag));
+      const cfg = () => vscode.workspace.getConfiguration('wfx');
+      await set('  general-questionx:');
+      try {
+        assert.ok(await waitFor(named, 20000, 200), `no closed-case diagnostic: ${JSON.stringify(msgs())}`);
+        await cfg().update('diagnostics.openFilesOnly', true, vscode.ConfigurationTarget.Workspace);
+        const cleared = await waitFor(() => msgs().length === 0, 20000, 200);
+        assert.ok(cleared, `openFilesOnly on, the closed case still has ${JSON.stringify(msgs())}`);
+        await cfg().update('diagnostics.openFilesOnly', undefined, vscode.ConfigurationTarget.Workspace);
+        const back = await waitFor(named, 20000, 200);
+        assert.ok(back, `openFilesOnly off again, no closed-case diagnostic: ${JSON.stringify(msgs())}`);
+        return 'cleared, back';
+      } finally {
+        await cfg().update('diagnostics.openFilesOnly', undefined, vscode.ConfigurationTarget.Workspace);
+        await set('  general-question:');
+        await waitFor(() => msgs().length === 0, 20000, 200);
+      }
+    });
+  } else {
+    skip('workspace_diagnostics');
+    skip('open_files_only_setting');
+  }
 
   // issue 16: the outline of workflow.yaml has every top-level key; document highlight of a state
   if (X.outline !== null) {
