@@ -9,7 +9,8 @@
 // EXPECT_GRAPH: a state id the `wfx.showGraph` webview must show ("-" skips the graph checks).
 // EXPECT_EVIDENCE: "on" runs each failing case of workflows/pay (runner/tests/fixtures/evidence, one per refusal
 // class) from the editor and expects the hover on its failed step to name the reason, and the transcript its
-// verdict lens opens (wfx.showTranscript, a Markdown document beside the case) to name it too ("-" skips; issue 16).
+// verdict lens opens (wfx.showTranscript, a Markdown document beside the case) and the Test Explorer's message on
+// the failed step (a run of workflows/pay from its Test Explorer item) to name it too ("-" skips; issue 16).
 // EXPECT_COMPLETION_EDITS: "on" checks that completion items' edits keep an anchor and add the space after a bare
 // `reachedState:` ("-" skips); EXPECT_OUTLINE: "on" checks workflow.yaml's outline (every top-level key) and the
 // document highlight of a state ("-" skips); EXPECT_LOG_LEVELS: "on" checks that the server's startup line is
@@ -722,9 +723,29 @@ exports.run = async function run() {
       assert.ok(missing.length === 0, JSON.stringify(missing));
       return got;
     });
+    // the Test Explorer's failure message of each refusal class's failed step says why (the reason)
+    await check('evidence_testexplorer', async () => {
+      await testing.discoverAll();
+      const wfItem = testing.ctrl.items.get(`workflow:${path.join(ws.fsPath, 'workflows', 'pay')}`);
+      assert.ok(wfItem, 'no pay workflow in the Test Explorer');
+      const res = await testing.runForTests([wfItem]);
+      const got = {};
+      for (const [id, reason] of EVIDENCE) {
+        const item = wfItem.children.get(file(`workflows/pay/tests/${id}.test.yaml`).toString());
+        if (!item) { got[id] = 'no test item'; continue; }
+        const failed = [...iter(item.children)].filter((s) => res[s.id] === 'failed');
+        const texts = failed.flatMap((s) => testing.lastMessages[s.id] || []);
+        got[id] = res[item.id] === 'failed' && texts.some((t) => t.includes('why:') && t.includes(reason)) ? 'shown'
+          : `${res[item.id]}: ${JSON.stringify(texts).slice(0, 300)}`;
+      }
+      const missing = Object.entries(got).filter(([, v]) => v !== 'shown');
+      assert.ok(missing.length === 0, JSON.stringify(missing));
+      return got;
+    });
   } else {
     skip('evidence_hover');
     skip('evidence_transcript');
+    skip('evidence_testexplorer');
   }
 
   // issue 16: watching folder renames and deletes. A workflow folder made on disk after startup gets its closed

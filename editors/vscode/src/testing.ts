@@ -32,6 +32,8 @@ export class CaseTests implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   /** outcome per test item id of the last run (read by the integration tests through the extension's exports) */
   lastResults: Record<string, Outcome> = {};
+  /** The messages of the last run's failed or errored items by id, as the Test Results view shows them (tests). */
+  lastMessages: Record<string, string[]> = {};
   private discovered: Promise<void> | undefined;
 
   constructor(
@@ -154,6 +156,7 @@ export class CaseTests implements vscode.Disposable {
     await this.discoverAll();
     const run = this.ctrl.createTestRun(request);
     this.lastResults = {};
+    this.lastMessages = {};
     const excluded = new Set((request.exclude ?? []).map((i) => i.id));
     // group the selected cases by workflow; `whole` = every case of the workflow is selected
     const groups = new Map<string, { wf: vscode.TestItem; cases: vscode.TestItem[]; whole: boolean }>();
@@ -207,6 +210,7 @@ export class CaseTests implements vscode.Disposable {
       for (const c of cases) {
         run.errored(c, new vscode.TestMessage(msg));
         this.lastResults[c.id] = 'errored';
+        this.lastMessages[c.id] = [msg];
         c.children.forEach((s) => run.skipped(s));
       }
     };
@@ -257,12 +261,18 @@ export class CaseTests implements vscode.Disposable {
       this.lastResults[s.id] = outcome;
       if (outcome === 'failed') {
         failLocation ??= where;
-        run.failed(s, (so?.messages.length ? so.messages : ['failed']).map((m) => withLocation(m, where)));
+        const texts = so?.messages.length ? so.messages : ['failed'];
+        this.lastMessages[s.id] = texts;
+        run.failed(s, texts.map((m) => withLocation(m, where)));
       } else if (outcome === 'skipped') run.skipped(s);
       else run.passed(s);
     }
     this.lastResults[item.id] = o.outcome;
-    const msgs = () => (o.messages.length ? o.messages : [o.outcome]).map((m) => withLocation(m, failLocation ?? new vscode.Location(d.uri, new vscode.Position(0, 0))));
+    const texts = o.messages.length ? o.messages : [o.outcome];
+    const msgs = () => {
+      this.lastMessages[item.id] = texts;
+      return texts.map((m) => withLocation(m, failLocation ?? new vscode.Location(d.uri, new vscode.Position(0, 0))));
+    };
     switch (o.outcome) {
       case 'passed':
         run.passed(item, duration);
