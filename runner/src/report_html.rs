@@ -971,7 +971,7 @@ figure.graph{margin:10px 0 0;padding-top:10px;border-top:1px solid var(--line);t
 .end{display:inline-block;font-size:11px;padding:0 6px;border-radius:3px;background:#eef1f5;border:1px solid var(--line);font-family:system-ui,sans-serif}
 svg.wf-graph{max-width:100%;height:auto;background:#fff}
 figcaption{font-size:12px;color:var(--dim);text-align:left;margin-top:6px}
-.evidence{margin-top:8px;font-size:12px}
+.evidence{margin-top:8px;font-size:12px;text-align:left}
 .state-ev:target{outline:2px solid #1565c0;background:#eef4fc}
 .state-ev:target::details-content{content-visibility:visible;display:block}
 ol.ev{margin:4px 0;padding-left:18px;font-size:12px}
