@@ -131,6 +131,10 @@ pub struct TestOptions {
     /// `--strict-cassettes`: prompt drift in a replayed cassette fails the case instead
     /// of warning.
     pub strict_cassettes: bool,
+    /// Set to stop the run (the editor's "Record with model" cancel): checked before each
+    /// case and each model call of a recorded case ([`RunOptions::cancelled`]); a cancelled
+    /// recording writes no cassette. `None`: the run cannot be cancelled (the command line).
+    pub cancelled: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// A resolved `--live` run: settings, the client and the shared token log.
@@ -439,6 +443,12 @@ pub fn run_cli_with(
             );
         }
     }
+    let cancel_flag = opts.cancelled.clone();
+    let cancelled = move || {
+        cancel_flag
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
+    };
     let started = ctx.clock.now_ms();
     let host_factory = opts.script_host.clone();
     let make_host = move || -> Box<dyn ScriptHost> {
@@ -528,6 +538,9 @@ pub fn run_cli_with(
             ro.bail = opts.bail;
             ro.allow_no_agent = opts.allow_no_agent;
             ro.script_host = Some(&make_host);
+            if opts.cancelled.is_some() {
+                ro.cancelled = Some(&cancelled);
+            }
             let count = discover_cases(round_fs, dir)
                 .iter()
                 .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))

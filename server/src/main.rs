@@ -325,6 +325,7 @@ fn main() -> ExitCode {
                 buffers,
                 record: wfx_runner::cassette::RecordMode::parse(&record),
                 strict_cassettes,
+                cancelled: None,
             };
             code(cli::run_test(
                 &opts,

@@ -50,11 +50,31 @@ impl Drop for Server {
 impl Server {
     /// Spawns `wfx-lsp lsp --stdio` (stderr discarded) and its stdout reader thread.
     pub fn spawn() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"));
+        cmd.stderr(Stdio::null());
+        Self::spawn_command(cmd)
+    }
+
+    /// Spawns the server with the model variables `ARCHMAX_*` of this process removed and
+    /// `vars` set instead, its stderr (the log, at `RUST_LOG=debug`) written to `log`.
+    pub fn spawn_env(vars: &[(&str, &str)], log: &Path) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("ARCHMAX_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.envs(vars.iter().copied())
+            .env("RUST_LOG", "debug")
+            .stderr(std::fs::File::create(log).unwrap());
+        Self::spawn_command(cmd)
+    }
+
+    fn spawn_command(mut cmd: Command) -> Self {
+        let mut child = cmd
             .args(["lsp", "--stdio"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();

@@ -23,6 +23,9 @@
 // EXPECT_CLOSED_DIAG, folder_rename_delete (a workflow folder made, renamed and deleted on disk moves and clears
 // its closed case's diagnostic); with EXPECT_LOG_LEVELS, output_panel_one_timestamp (the `wfx` channel's log file, what the Output panel shows: the
 // startup line has one timestamp and [info]).
+// EXPECT_RECORD: "on" checks the *● Record with model* gate (issue 15 item 8): with wfx.run.allowLive off no record
+// lens and the server refuses wfx.recordCase; turned on in the workspace settings, the lens appears on a case and
+// *● Record all with model* on workflow.yaml ("-" skips; the recording itself is tested in tests/lsp_record.rs).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
@@ -54,6 +57,7 @@ const X = {
   completionEdits: expect('EXPECT_COMPLETION_EDITS', 'on'),
   outline: expect('EXPECT_OUTLINE', 'on'),
   logLevels: expect('EXPECT_LOG_LEVELS', 'on'),
+  record: expect('EXPECT_RECORD', 'on'),
 };
 // issue 16, "done when": each refusal class's case of workflows/pay and a reason its failed step's hover must show
 const EVIDENCE = [
@@ -848,6 +852,38 @@ exports.run = async function run() {
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     await vscode.workspace.fs.delete(file(cassetteRel));
   }
+
+  if (X.record !== null) {
+    await check('record_lens', async () => {
+      const titles = async (uri) => ((await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri, 50)) || [])
+        .map((l) => l.command && l.command.title).filter(Boolean);
+      const wfDoc = await open('workflows/order-lookup/workflow.yaml');
+      const caseDoc = await open('workflows/order-lookup/tests/broken.test.yaml');
+      const cfg = () => vscode.workspace.getConfiguration('wfx');
+      assert.equal(cfg().get('run.allowLive'), false, 'wfx.run.allowLive is not off by default');
+      const off = await titles(caseDoc.uri);
+      assert.ok(off.includes('▶ Run case (no agent)'), `lenses ${JSON.stringify(off)}`);
+      assert.ok(!off.some((t) => t.includes('Record')), `a record lens while off: ${JSON.stringify(off)}`);
+      // a client that sends the command anyway is refused by the server
+      const refused = await api.client()
+        .sendRequest('workspace/executeCommand', { command: 'wfx.recordCase', arguments: [caseDoc.uri.toString()] })
+        .then((r) => `answered ${JSON.stringify(r)}`, (e) => e.message);
+      assert.ok(refused.includes('wfx.run.allowLive'), `not refused: ${refused}`);
+      await cfg().update('run.allowLive', true, vscode.ConfigurationTarget.Workspace);
+      try {
+        let on = [], wf = [];
+        const ok = await waitFor(async () => {
+          on = await titles(caseDoc.uri);
+          wf = await titles(wfDoc.uri);
+          return on.includes('● Record with model') && wf.includes('● Record all with model');
+        }, 10000, 300);
+        assert.ok(ok, `with wfx.run.allowLive on: case ${JSON.stringify(on)}, workflow ${JSON.stringify(wf)}`);
+        return { off, on, refused };
+      } finally {
+        await cfg().update('run.allowLive', undefined, vscode.ConfigurationTarget.Workspace);
+      }
+    });
+  } else skip('record_lens');
 
   console.log('E2E-RESULT ' + JSON.stringify(results));
   if (failures.length) console.log('extension log:\n  ' + api.recentLog().join('\n  '));

@@ -23,7 +23,10 @@ import { GRAPH_VIEW_TYPE, GraphView, RunStatus } from './graphView';
 import { CaseTests } from './testing';
 import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
 
-const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases'];
+/** `wfx.recordCase` (the *● Record with model* lens, shown only with `wfx.run.allowLive`) goes through the same
+ * trust check; the server refuses it while the setting is off and reports its own progress (one report per model
+ * call, cancellable). */
+const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases', 'wfx.recordCase'];
 const SHOW_TRANSCRIPT = 'wfx.showTranscript';
 const CRASH_WINDOW_MS = 3 * 60 * 1000;
 const MAX_CRASHES = 5;
@@ -156,6 +159,7 @@ function settingsObject(): unknown {
     server: { enabled: c.get('server.enabled'), path: c.get('server.path') },
     runner: { command: c.get('runner.command') ?? null, skipGrades: c.get('runner.skipGrades') },
     inlayHints: { lengthBudget: c.get('inlayHints.lengthBudget') },
+    run: { allowLive: c.get('run.allowLive') },
     trace: { server: c.get('trace.server') },
   };
 }

@@ -2,7 +2,7 @@
 //! `wfx_schemas` and [`crate::ide`]. Modules: `convert` (every offset ↔ position and
 //! core ↔ LSP conversion), `document` (the open-document store), `paths` (URI ↔
 //! workspace-relative path), `overlay` (open buffers over the disk as a `FileAccess`),
-//! `settings`, `commands`, `closed` (diagnostics of closed files), `runs` (case runs from the editor and their annotations) and
+//! `settings`, `commands`, `closed` (diagnostics of closed files), `runs` (case runs from the editor and their annotations), `record` ("● Record with model": live recordings from the editor) and
 //! `server` (the handlers, plus the custom `wfx/graph` request).
 //!
 //! Messages are handled strictly one at a time: [`serve`] runs tower-lsp-server with
@@ -16,6 +16,7 @@ pub mod framing;
 pub mod logging;
 pub mod overlay;
 pub mod paths;
+pub mod record;
 pub mod runs;
 pub mod server;
 pub mod settings;

@@ -35,6 +35,7 @@ use super::convert;
 use super::document::{Documents, Located, Snapshot};
 use super::overlay::Overlay;
 use super::paths;
+use super::record;
 use super::runs;
 use super::settings::Settings;
 use crate::ide;
@@ -1013,6 +1014,230 @@ impl Server {
     pub async fn progress_cancel(&self, params: lsp::WorkDoneProgressCancelParams) {
         if let lsp::ProgressToken::String(t) = &params.token {
             self.cancel_run(t);
+        }
+    }
+
+    /// `wfx.recordCase [uri]` (issue 15 item 8): refused unless `wfx.run.allowLive` is true
+    /// (whatever the client sends); records the case of `uri`, or every case of the
+    /// workflow of a `workflow.yaml` URI, with the live model in a background task. A
+    /// running run or recording started for the same URI is cancelled.
+    fn start_record(&self, uri: &Uri) -> Result<()> {
+        let s = self.session();
+        if !s.settings.run_allow_live {
+            return Err(request_failed(record::REFUSED_OFF.into()));
+        }
+        let loc = paths::locate(uri, &s.roots)
+            .ok_or_else(|| Error::invalid_params("the document is outside the workspace"))?;
+        let Some(dir) = workflow_dir(&loc.rel) else {
+            return Err(Error::invalid_params("not a workflow or case file"));
+        };
+        let fs = self.overlay(&loc.root);
+        let (target, cases) = match workspace::classify(&loc.rel) {
+            FileKind::Case(_) => {
+                if let wfx_runner::select::AgentSource::AgentScript { path } =
+                    wfx_runner::select::select_agent(&fs, &loc.rel, true)
+                {
+                    return Err(request_failed(format!(
+                        "`{}` has an agent script, `{path}`, which comes before the model: move it away to record the case",
+                        loc.rel
+                    )));
+                }
+                (loc.rel.clone(), vec![loc.rel.clone()])
+            }
+            FileKind::Workflow(_) => (dir.dir(), workspace::discover_cases(&fs, &dir)),
+            _ => {
+                return Err(Error::invalid_params(
+                    "wfx.recordCase takes a case file or a workflow.yaml",
+                ));
+            }
+        };
+        let token = runs::CancelToken::default();
+        {
+            let mut st = self.run_state();
+            if let Some(old) = st.tokens.insert(uri.as_str().to_owned(), token.clone()) {
+                old.store(true, Ordering::SeqCst);
+            }
+        }
+        let buffers = self
+            .docs
+            .texts_under(&loc.root)
+            .into_iter()
+            .filter(|(rel, _)| rel.starts_with("workflows/"))
+            .map(|(rel, text)| (rel, text.to_string()))
+            .collect();
+        let job = record::Job {
+            root: loc.root.clone(),
+            target,
+            skip_grades: s.settings.runner_skip_grades,
+            buffers,
+            cancel: token.clone(),
+            inner: std::sync::Arc::new(|env: &wfx_runner::model::config::ModelEnv| {
+                Box::new(crate::live::HttpTransport::new(env))
+                    as Box<dyn wfx_runner::model::wire::ChatTransport + Send>
+            }),
+            notes: tokio::sync::mpsc::unbounded_channel().0,
+        };
+        let this = self.clone();
+        let key = uri.as_str().to_owned();
+        tokio::spawn(async move {
+            this.record_task(key, token, loc.root, dir, fs, cases, job, s)
+                .await;
+        });
+        Ok(())
+    }
+
+    /// Runs a recording ([`record::record`]) with work-done progress when the client
+    /// announced it: `Begin`, one `Report` per model call (`model call 3: agent · step 2 · …`),
+    /// `End`. Cancelled by `window/workDoneProgress/cancel` or `wfx.cancelRun [uri]`: the
+    /// call in flight is abandoned and nothing is written. A finished recording annotates
+    /// its cases like a run, and the code lenses are refreshed (the run lens then says
+    /// `(cassette)`).
+    #[allow(clippy::too_many_arguments)]
+    async fn record_task(
+        &self,
+        key: String,
+        cancel: runs::CancelToken,
+        root: PathBuf,
+        dir: WorkflowDir,
+        fs: Overlay,
+        cases: Vec<String>,
+        mut job: record::Job,
+        s: Session,
+    ) {
+        let mut ptoken = None;
+        if s.work_done_progress {
+            let t = {
+                let mut st = self.run_state();
+                st.next += 1;
+                format!("wfx-record-{}", st.next)
+            };
+            let tok = lsp::ProgressToken::String(t.clone());
+            // Bounded: a client that never answers must not stall the recording.
+            let created = tokio::time::timeout(
+                std::time::Duration::from_secs(2),
+                self.client.create_work_done_progress(tok.clone()),
+            )
+            .await;
+            if matches!(created, Ok(Ok(()))) {
+                self.run_state().progress.insert(t, key.clone());
+                ptoken = Some(tok);
+            }
+        }
+        self.progress(
+            &ptoken,
+            lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
+                title: "Recording with the model".into(),
+                cancellable: Some(true),
+                message: Some(format!(
+                    "{}: {} case(s); every model call is billed",
+                    job.target,
+                    cases.len()
+                )),
+                percentage: None,
+            }),
+        )
+        .await;
+        let texts: Vec<Arc<str>> = cases
+            .iter()
+            .map(|c| Arc::from(fs.read_text(c).unwrap_or_default().as_str()))
+            .collect();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        job.notes = tx;
+        let this = self.clone();
+        let tok2 = ptoken.clone();
+        // One `Report` per model call, in order, while the recording runs.
+        let forward = tokio::spawn(async move {
+            while let Some(note) = rx.recv().await {
+                this.progress(
+                    &tok2,
+                    lsp::WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
+                        cancellable: Some(true),
+                        message: Some(note),
+                        percentage: None,
+                    }),
+                )
+                .await;
+            }
+        });
+        let got = tokio::task::spawn_blocking(move || record::record(job))
+            .await
+            .map_err(|e| format!("the recording task failed: {e}"))
+            .and_then(|r| r);
+        // The job (and every sender) is gone: the forwarder ends after the last note.
+        let _ = forward.await;
+        let cancelled = cancel.load(Ordering::SeqCst);
+        let mut touched = Vec::new();
+        let message = {
+            let mut st = self.run_state();
+            if st.tokens.get(&key).is_some_and(|t| Arc::ptr_eq(t, &cancel)) {
+                st.tokens.remove(&key);
+            }
+            if let Some(lsp::ProgressToken::String(t)) = &ptoken {
+                st.progress.remove(t);
+            }
+            match &got {
+                _ if cancelled => "cancelled: nothing was written".to_owned(),
+                Err(e) => e.clone(),
+                Ok(r) => {
+                    let outcomes = runs::parse_external(&r.stdout, &dir, &cases, r.duration_ms)
+                        .unwrap_or_default();
+                    let passed = outcomes
+                        .iter()
+                        .filter(|(_, o)| o.verdict == "passed")
+                        .count();
+                    for (case, o) in outcomes {
+                        let Some(uri) = paths::uri_of(&root, &case) else {
+                            continue;
+                        };
+                        let text = cases
+                            .iter()
+                            .position(|c| *c == case)
+                            .and_then(|i| texts.get(i).cloned())
+                            .unwrap_or_else(|| Arc::from(""));
+                        st.annotations.insert(
+                            uri.as_str().to_owned(),
+                            runs::Annotation { text, outcome: o },
+                        );
+                        touched.push(uri);
+                    }
+                    format!(
+                        "{} model call(s); {passed}/{} case(s) passed",
+                        r.calls,
+                        touched.len()
+                    )
+                }
+            }
+        };
+        if let Err(e) = &got
+            && !cancelled
+        {
+            self.client
+                .show_message(
+                    lsp::MessageType::ERROR,
+                    format!("wfx: the recording failed: {e}"),
+                )
+                .await;
+        }
+        self.progress(
+            &ptoken,
+            lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
+                message: Some(message),
+            }),
+        )
+        .await;
+        if cancelled {
+            return;
+        }
+        for uri in &touched {
+            if self.docs.version(uri).is_some() {
+                self.recheck(uri).await;
+            }
+        }
+        if s.inlay_hint_refresh {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
+        if s.code_lens_refresh {
+            let _ = self.client.code_lens_refresh().await;
         }
     }
 
@@ -2183,6 +2408,14 @@ impl LanguageServer for Server {
                     runs::RUN_CASE,
                     true,
                 ));
+                // Only when live runs are allowed (issue 15 item 8): opening a file never
+                // offers to spend money otherwise. An agent script comes before the model in
+                // the selection rule, so such a case would not be recorded: no lens.
+                if ctx.s.settings.run_allow_live
+                    && let Some(title) = record::lens_title(&source)
+                {
+                    out.push(lens(title.into(), record::RECORD_CASE, true));
+                }
                 if let Some((snap, a)) = self.current_annotation(&uri) {
                     let title = guard("verdict lens", || {
                         let steps = runs::step_annotations(&snap.text, &a.outcome);
@@ -2194,6 +2427,13 @@ impl LanguageServer for Server {
             }
             FileKind::Workflow(_) => {
                 out.push(lens("▶ Run all cases".into(), runs::RUN_ALL_CASES, true));
+                if ctx.s.settings.run_allow_live {
+                    out.push(lens(
+                        record::RECORD_ALL_TITLE.into(),
+                        record::RECORD_CASE,
+                        true,
+                    ));
+                }
                 let lenses = guard("coverage lens", || {
                     ide::coverage::coverage_lenses(&ctx.doc()).0
                 })?;
@@ -2252,6 +2492,7 @@ impl LanguageServer for Server {
             (runs::RUN_ALL_CASES, Some(uri)) => self.start_run(&uri, true).map(|()| None),
             (runs::CANCEL_RUN, Some(uri)) => Ok(Some(Value::Bool(self.cancel_run(uri.as_str())))),
             (runs::SHOW_TRANSCRIPT, Some(uri)) => Ok(self.transcript(&uri)),
+            (record::RECORD_CASE, Some(uri)) => self.start_record(&uri).map(|()| None),
             (c, _) if super::commands::COMMANDS.contains(&c) => {
                 Err(Error::invalid_params(format!("`{c}` takes a document URI")))
             }

@@ -23,6 +23,11 @@ pub struct Settings {
     /// `wfx.diagnostics.openFilesOnly`: report diagnostics of open documents only, not of
     /// every closed `workflow.yaml` and case file (default false).
     pub diagnostics_open_files_only: bool,
+    /// `wfx.run.allowLive`: offer "● Record with model" on cases (and "● Record all with
+    /// model" on `workflow.yaml`) and accept `wfx.recordCase`, which calls the model endpoint
+    /// of `ARCHMAX_*` and spends money (default false: opening a file never calls a model;
+    /// docs/editors.md).
+    pub run_allow_live: bool,
 }
 
 impl Default for Settings {
@@ -34,6 +39,7 @@ impl Default for Settings {
             trace_server: "off".into(),
             coverage_uncovered_decisions: false,
             diagnostics_open_files_only: false,
+            run_allow_live: false,
         }
     }
 }
@@ -47,6 +53,7 @@ impl Settings {
         "wfx.trace.server",
         "wfx.coverage.uncoveredDecisions",
         "wfx.diagnostics.openFilesOnly",
+        "wfx.run.allowLive",
     ];
 
     /// Reads settings from a `wfx` section (`{"runner": {...}, ...}`), or from an object
@@ -90,6 +97,10 @@ impl Settings {
             }
             ("wfx.diagnostics.openFilesOnly", Value::Bool(b)) => {
                 self.diagnostics_open_files_only = *b;
+                true
+            }
+            ("wfx.run.allowLive", Value::Bool(b)) => {
+                self.run_allow_live = *b;
                 true
             }
             ("wfx.inlayHints.lengthBudget", Value::Bool(b)) => {
