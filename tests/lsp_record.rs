@@ -312,7 +312,11 @@ fn cancelling_during_a_stalled_model_call_writes_nothing() {
     let log = logs.path().join("stderr.log");
     let mut r = Recorder::start(ws.path(), &fake, &log, Some(true));
     open(&mut r, &case);
-    let answer = r.record(&case);
+    // The client's own progress token (what VS Code sends), cancelled with that token.
+    let answer = r.call(
+        "workspace/executeCommand",
+        json!({"command": "wfx.recordCase", "arguments": [uri(&case)], "workDoneToken": "client-7"}),
+    );
     assert!(answer.get("error").is_none(), "{answer}");
     let m = r.wait_for("the report of model call 2", |m| {
         m["method"] == "$/progress"
@@ -321,6 +325,13 @@ fn cancelling_during_a_stalled_model_call_writes_nothing() {
                 .is_some_and(|s| s.starts_with("model call 2"))
     });
     let token = m["params"]["token"].clone();
+    assert_eq!(token, "client-7");
+    assert!(
+        !r.seen
+            .iter()
+            .any(|m| m["method"] == "window/workDoneProgress/create"),
+        "a token was created although the client gave one"
+    );
     r.server.notify(
         "window/workDoneProgress/cancel",
         json!({"token": token.clone()}),
@@ -346,4 +357,43 @@ fn cancelling_during_a_stalled_model_call_writes_nothing() {
         "wfx.recordCase".to_owned()
     )));
     r.assert_no_key(&log);
+}
+
+#[test]
+fn without_the_model_variables_the_recording_ends_with_the_missing_ones() {
+    let (ws, case, logs) = workspace();
+    let log = logs.path().join("stderr.log");
+    let server = Server::spawn_env(&[], &log);
+    let mut r = Recorder {
+        server,
+        seen: Vec::new(),
+    };
+    let mut params = initialize_params(ws.path(), &["utf-16"]);
+    params["capabilities"]["window"] = json!({"workDoneProgress": true});
+    params["initializationOptions"] = json!({"run": {"allowLive": true}});
+    let id = r.server.request("initialize", params);
+    r.response(id);
+    r.server.notify("initialized", json!({}));
+    open(&mut r, &case);
+    let answer = r.record(&case);
+    assert!(answer.get("error").is_none(), "{answer}");
+    let token = r.wait_end();
+    let end = r.progress(&token).last().unwrap().clone();
+    let msg = end["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("Missing required environment variables: ARCHMAX_API_BASE_URL"),
+        "{msg}"
+    );
+    // The error is shown before the progress ends.
+    assert!(
+        r.seen.iter().any(|m| m["method"] == "window/showMessage"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("wfx: the recording failed: Missing required"))),
+        "no error message"
+    );
+    assert_eq!(
+        files(&ws.path().join("workflows/tiny/tests")),
+        ["hello.test.yaml"]
+    );
 }

@@ -25,7 +25,8 @@
 // startup line has one timestamp and [info]).
 // EXPECT_RECORD: "on" checks the *● Record with model* gate (issue 15 item 8): with wfx.run.allowLive off no record
 // lens and the server refuses wfx.recordCase; turned on in the workspace settings, the lens appears on a case and
-// *● Record all with model* on workflow.yaml ("-" skips; the recording itself is tested in tests/lsp_record.rs).
+// *● Record all with model* on workflow.yaml, and (only when no ARCHMAX_* variable is set) the command ends with the
+// missing-variable error on the extension's progress ("-" skips; the recording itself is tested in tests/lsp_record.rs).
 const vscode = require('vscode');
 const assert = require('assert');
 const path = require('path');
@@ -878,7 +879,15 @@ exports.run = async function run() {
           return on.includes('● Record with model') && wf.includes('● Record all with model');
         }, 10000, 300);
         assert.ok(ok, `with wfx.run.allowLive on: case ${JSON.stringify(on)}, workflow ${JSON.stringify(wf)}`);
-        return { off, on, refused };
+        // Without any ARCHMAX_* variable (never a paid call from this suite) the command goes through the extension's
+        // progress on its own token and ends with the runner's missing-variable error.
+        let ended;
+        if (!Object.keys(process.env).some((k) => k.startsWith('ARCHMAX_'))) {
+          await vscode.commands.executeCommand('wfx.recordCase', caseDoc.uri);
+          ended = await waitFor(() => api.record() && api.record().uri === caseDoc.uri.toString() && api.record().result, 15000);
+          assert.ok(ended && ended.includes('ARCHMAX_API_BASE_URL'), `the recording ended with ${JSON.stringify(ended)}`);
+        }
+        return { off, on, refused, ended };
       } finally {
         await cfg().update('run.allowLive', undefined, vscode.ConfigurationTarget.Workspace);
       }

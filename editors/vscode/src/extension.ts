@@ -14,6 +14,8 @@ import {
   ServerOptions,
   State,
   TransportKind,
+  WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
 import { parseRunnerOutput } from './cases';
 import { resolveDocLinks } from './docLinks';
@@ -23,10 +25,9 @@ import { GRAPH_VIEW_TYPE, GraphView, RunStatus } from './graphView';
 import { CaseTests } from './testing';
 import { registerYamlContributor, writeYamlSchemasSetting } from './yamlSchemas';
 
-/** `wfx.recordCase` (the *● Record with model* lens, shown only with `wfx.run.allowLive`) goes through the same
- * trust check; the server refuses it while the setting is off and reports its own progress (one report per model
- * call, cancellable). */
-const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases', 'wfx.recordCase'];
+const RUN_COMMANDS = ['wfx.runCase', 'wfx.runAllCases'];
+/** *● Record with model* (shown only with `wfx.run.allowLive`; the server refuses it while the setting is off) */
+const RECORD_CASE = 'wfx.recordCase';
 const SHOW_TRANSCRIPT = 'wfx.showTranscript';
 const CRASH_WINDOW_MS = 3 * 60 * 1000;
 const MAX_CRASHES = 5;
@@ -52,6 +53,8 @@ export interface WfxApi {
   graph: GraphView;
   /** the last *Run all cases* from the editor: the progress messages shown and the result message */
   runAll(): RunAllRecord | undefined;
+  /** the last *Record with model*: the progress messages shown (one per model call) and how it ended */
+  record(): RunAllRecord | undefined;
 }
 
 /** What *Run all cases* showed (read by the integration tests). */
@@ -231,6 +234,66 @@ async function runCommand(command: string, args: unknown[], next?: (command: str
   return result;
 }
 
+let lastRecord: RunAllRecord | undefined;
+
+/**
+ * *● Record with model* (`wfx.recordCase`): sends the command with the client's own `workDoneToken` and shows the
+ * server's progress on it in a cancellable notification (vscode-languageclient would show server-created progress
+ * in the status bar only, where it cannot be cancelled): one message per model call, *Cancel* sends
+ * `window/workDoneProgress/cancel` (the server then writes nothing), and the end message is logged and shown.
+ */
+async function recordCommand(args: unknown[]): Promise<unknown> {
+  if (!vscode.workspace.isTrusted) {
+    vscode.window.showWarningMessage('wfx: recording with the model is disabled in an untrusted workspace');
+    return undefined;
+  }
+  const a = normalizeRunArgs(RECORD_CASE, args);
+  const c = client;
+  if (!c || !c.isRunning()) throw new Error('wfx-lsp is not running');
+  const uri = String(a[0]);
+  const token = `wfx-record-client-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const rec: RunAllRecord = { uri, progress: [] };
+  lastRecord = rec;
+  let finish: (m: string | undefined) => void = () => undefined;
+  let report: ((m: string) => void) | undefined;
+  const ended = new Promise<string | undefined>((resolve) => (finish = resolve));
+  const sub = c.onProgress(WorkDoneProgress.type, token, (v) => {
+    if (v.kind === 'report' && v.message) rec.progress.push(v.message);
+    if (v.kind === 'end') finish(v.message ?? 'ended');
+    if (v.kind !== 'end' && v.message) report?.(v.message);
+  });
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `wfx: recording ${baseName(uri)} with the model`, cancellable: true },
+    async (progress, ct) => {
+      report = (message) => progress.report({ message });
+      ct.onCancellationRequested(() => void c.sendNotification(WorkDoneProgressCancelNotification.type, { token }));
+      try {
+        return await ended;
+      } finally {
+        sub.dispose();
+      }
+    },
+  );
+  let result: unknown;
+  try {
+    result = await c.sendRequest(ExecuteCommandRequest.type, { command: RECORD_CASE, arguments: a, workDoneToken: token });
+  } catch (e) {
+    const m = e instanceof Error ? e.message : String(e);
+    rec.result = `refused: ${m}`;
+    finish(undefined);
+    vscode.window.showErrorMessage(`wfx: ${m}`);
+    return undefined;
+  }
+  void ended.then((m) => {
+    if (!m) return;
+    rec.result = m;
+    log.info(`recording of ${baseName(uri)}: ${m}`);
+    vscode.window.showInformationMessage(`wfx: recording of ${baseName(uri)}: ${m}`);
+    graphView?.afterRun(uri);
+  });
+  return result;
+}
+
 function makeClient(srv: ResolvedServer): LanguageClient {
   const serverOptions: ServerOptions = {
     // vscode-languageclient appends --stdio for TransportKind.stdio; `wfx-lsp lsp` accepts and ignores it
@@ -287,9 +350,11 @@ function makeClient(srv: ResolvedServer): LanguageClient {
       executeCommand: (command, args, next) =>
         RUN_COMMANDS.includes(command)
           ? runCommand(command, args, next)
-          : command === SHOW_TRANSCRIPT
-            ? showTranscript(args, next)
-            : next(command, args),
+          : command === RECORD_CASE
+            ? recordCommand(args)
+            : command === SHOW_TRANSCRIPT
+              ? showTranscript(args, next)
+              : next(command, args),
     },
   };
   const lc = new LanguageClient('wfx', 'wfx', serverOptions, clientOptions);
@@ -487,6 +552,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<WfxApi
     testing,
     graph,
     runAll: () => lastRunAll,
+    record: () => lastRecord,
   };
 }
 

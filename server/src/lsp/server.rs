@@ -1020,8 +1020,9 @@ impl Server {
     /// `wfx.recordCase [uri]` (issue 15 item 8): refused unless `wfx.run.allowLive` is true
     /// (whatever the client sends); records the case of `uri`, or every case of the
     /// workflow of a `workflow.yaml` URI, with the live model in a background task. A
-    /// running run or recording started for the same URI is cancelled.
-    fn start_record(&self, uri: &Uri) -> Result<()> {
+    /// running run or recording started for the same URI is cancelled. `client_token`: the
+    /// request's `workDoneToken`, used for the progress instead of a server-created one.
+    fn start_record(&self, uri: &Uri, client_token: Option<lsp::ProgressToken>) -> Result<()> {
         let s = self.session();
         if !s.settings.run_allow_live {
             return Err(request_failed(record::REFUSED_OFF.into()));
@@ -1058,6 +1059,7 @@ impl Server {
                 old.store(true, Ordering::SeqCst);
             }
         }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let buffers = self
             .docs
             .texts_under(&loc.root)
@@ -1075,19 +1077,30 @@ impl Server {
                 Box::new(crate::live::HttpTransport::new(env))
                     as Box<dyn wfx_runner::model::wire::ChatTransport + Send>
             }),
-            notes: tokio::sync::mpsc::unbounded_channel().0,
+            notes: tx,
         };
         let this = self.clone();
         let key = uri.as_str().to_owned();
         tokio::spawn(async move {
-            this.record_task(key, token, loc.root, dir, fs, cases, job, s)
-                .await;
+            this.record_task(
+                key,
+                token,
+                client_token,
+                loc.root,
+                dir,
+                fs,
+                cases,
+                (job, rx),
+                s,
+            )
+            .await;
         });
         Ok(())
     }
 
-    /// Runs a recording ([`record::record`]) with work-done progress when the client
-    /// announced it: `Begin`, one `Report` per model call (`model call 3: agent · step 2 · …`),
+    /// Runs a recording ([`record::record`]) with work-done progress on the client's token,
+    /// else on one it creates when the client announced `window.workDoneProgress`: `Begin`,
+    /// one `Report` per model call (`model call 3: agent · step 2 · …`),
     /// `End`. Cancelled by `window/workDoneProgress/cancel` or `wfx.cancelRun [uri]`: the
     /// call in flight is abandoned and nothing is written. A finished recording annotates
     /// its cases like a run, and the code lenses are refreshed (the run lens then says
@@ -1097,15 +1110,21 @@ impl Server {
         &self,
         key: String,
         cancel: runs::CancelToken,
+        client_token: Option<lsp::ProgressToken>,
         root: PathBuf,
         dir: WorkflowDir,
         fs: Overlay,
         cases: Vec<String>,
-        mut job: record::Job,
+        (job, mut rx): (record::Job, tokio::sync::mpsc::UnboundedReceiver<String>),
         s: Session,
     ) {
         let mut ptoken = None;
-        if s.work_done_progress {
+        if let Some(tok) = client_token {
+            if let lsp::ProgressToken::String(t) = &tok {
+                self.run_state().progress.insert(t.clone(), key.clone());
+            }
+            ptoken = Some(tok);
+        } else if s.work_done_progress {
             let t = {
                 let mut st = self.run_state();
                 st.next += 1;
@@ -1141,8 +1160,6 @@ impl Server {
             .iter()
             .map(|c| Arc::from(fs.read_text(c).unwrap_or_default().as_str()))
             .collect();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        job.notes = tx;
         let this = self.clone();
         let tok2 = ptoken.clone();
         // One `Report` per model call, in order, while the recording runs.
@@ -2492,7 +2509,9 @@ impl LanguageServer for Server {
             (runs::RUN_ALL_CASES, Some(uri)) => self.start_run(&uri, true).map(|()| None),
             (runs::CANCEL_RUN, Some(uri)) => Ok(Some(Value::Bool(self.cancel_run(uri.as_str())))),
             (runs::SHOW_TRANSCRIPT, Some(uri)) => Ok(self.transcript(&uri)),
-            (record::RECORD_CASE, Some(uri)) => self.start_record(&uri).map(|()| None),
+            (record::RECORD_CASE, Some(uri)) => self
+                .start_record(&uri, params.work_done_progress_params.work_done_token)
+                .map(|()| None),
             (c, _) if super::commands::COMMANDS.contains(&c) => {
                 Err(Error::invalid_params(format!("`{c}` takes a document URI")))
             }
