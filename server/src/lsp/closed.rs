@@ -35,7 +35,7 @@ use super::paths;
 use super::server::{Session, document_diagnostics};
 
 /// Files one worker takes at a time from the shared queue of a pass.
-const CHUNK: usize = 64;
+pub const CHUNK: usize = 64;
 
 /// Most worker threads of one pass (fewer on a machine with fewer cores).
 pub const MAX_THREADS: usize = 8;
