@@ -436,3 +436,69 @@ fn links_to_untracked_secret_files_are_not_printed() {
         assert!(!all.contains("SECRET"), "{format} printed a secret:\n{all}");
     }
 }
+
+/// Finding 15: discovery under `tests/` walked every level of a deep tree, at a cost
+/// growing faster than its depth (1,000 nested folders: 176 s). The walk now stops 32
+/// folders below `tests/` (`files::MAX_WALK_DEPTH`): `check` reports `WFX012` on the first
+/// folder it did not list, a case within the bound is still found and checked, one below it
+/// is not, and `wfx-lsp test` runs the cases it found but fails the run, saying where it
+/// stopped.
+#[test]
+fn a_thousand_nested_folders_end_in_wfx012_and_cases_within_the_bound_are_found() {
+    let ws = corpus_copy();
+    let summary_files = |out: &str| -> u64 {
+        let v: serde_json::Value = serde_json::from_str(out).unwrap();
+        v["summary"]["files"].as_u64().unwrap()
+    };
+    let (code, before, _) = run(ws.path(), &["check", "--format", "json", "."]);
+    assert_eq!(code, Some(0), "{before}");
+    let level = |n: usize| format!("{TESTS}/{}", vec!["n"; n].join("/"));
+    std::fs::create_dir_all(ws.path().join(level(1_000))).unwrap();
+    let src = ws.path().join(TESTS);
+    for (n, name) in [(32, "deep32"), (33, "deep33"), (1_000, "deep1000")] {
+        for ext in ["test.yaml", "agent.yaml"] {
+            std::fs::copy(
+                src.join(format!("refund-approved.{ext}")),
+                ws.path().join(level(n)).join(format!("{name}.{ext}")),
+            )
+            .unwrap();
+        }
+    }
+    let (code, out, err) = run(ws.path(), &["check", "--format", "json", "."]);
+    assert_eq!(code, Some(1), "check hung or passed: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let diags = v["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), 1, "{out}");
+    assert_eq!(diags[0]["code"], "WFX012", "{out}");
+    assert_eq!(diags[0]["file"], level(33).as_str(), "{out}");
+    assert!(
+        diags[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 32 folders deep"),
+        "{out}"
+    );
+    // The case and agent script 32 levels down are found and checked (clean); none below.
+    assert_eq!(summary_files(&out), summary_files(&before) + 2, "{out}");
+
+    let (code, _, err) = run(
+        ws.path(),
+        &["test", "workflows/order-lookup", "--skip-grades"],
+    );
+    assert!(
+        err.contains(&format!(
+            "Error: discovery stopped at `{}`: it lies more than 32 folders deep",
+            level(33)
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}/deep32",
+            level(32).trim_start_matches(&format!("{TESTS}/"))
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("deep33"), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+}

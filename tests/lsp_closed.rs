@@ -229,3 +229,33 @@ async fn a_deleted_or_renamed_workflow_folder_moves_its_diagnostics() {
     .await;
     c.shutdown().await;
 }
+
+/// Finding 15 in the editor: the workspace pass reports a discovery walk stopped at its
+/// depth bound as `WFX012` on the first folder left unlisted (the same diagnostic as
+/// `wfx-lsp check`), with no open document involved.
+#[tokio::test]
+async fn a_discovery_walk_stopped_by_depth_is_reported_on_the_folder() {
+    let ws = corpus_copy();
+    let tests = ws.path().join("workflows/order-lookup/tests");
+    let deep = tests.join(vec!["n"; 40].join("/"));
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("lost.test.yaml"), "title: Lost\n").unwrap();
+    let stopped = tests.join(vec!["n"; 33].join("/"));
+    let u = uri(&stopped);
+    let mut c = Client::connect(Duration::from_secs(60), true);
+    c.request("initialize", initialize_params(ws.path(), &[]))
+        .await;
+    c.notify("initialized", json!({})).await;
+    let p = closed_push(&mut c, &u, "WFX012 on the folder", |d| {
+        d.as_array().is_some_and(|a| {
+            a.len() == 1
+                && a[0]["code"] == "WFX012"
+                && a[0]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("more than 32 folders deep"))
+        })
+    })
+    .await;
+    assert!(p.get("version").is_none_or(Value::is_null), "{p}");
+    c.shutdown().await;
+}

@@ -592,6 +592,10 @@ pub fn run_cli_with(
             } else {
                 let _ = report::summary(stderr, &run);
             }
+            if let Some(stop) = &run.walk_stop {
+                let _ = writeln!(stderr, "Error: {}", inert(&stop.to_string()));
+                code = code.max(1);
+            }
             let mut run = run;
             if live.is_some() || !per_case.is_empty() {
                 let mut suite = RunUsage::default();

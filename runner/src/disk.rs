@@ -26,8 +26,11 @@
 //!   ([`FileError::TooLarge`], "bounded work").
 //!
 //! Cost: the root is canonicalized once; each distinct folder once per `DiskFiles` (a cache
-//! shared by its clones); each file costs one `lstat`, plus one `realpath` only when the
-//! file is itself a link.
+//! shared by its clones), by one `lstat` from its parent's real path unless it is itself a
+//! link (then one `realpath`), so resolving a folder `depth` levels down costs `depth`
+//! `lstat`s once, not a `realpath` of the whole path per folder (finding 15: 1,000 nested
+//! folders took 176 s); each file costs one `lstat`, plus one `realpath` only when the file
+//! is itself a link.
 //!
 //! # Safe writes
 //! Nothing here writes through a symbolic link it did not create: [`DiskFiles::write`]
@@ -159,6 +162,11 @@ pub struct DiskFiles {
     /// Root-relative folder → whether it resolves inside the root. Only successful
     /// resolutions are cached.
     dirs: Arc<Mutex<BTreeMap<String, bool>>>,
+    /// Root-relative folder → its path with every link resolved (only successful
+    /// resolutions are cached). A folder that is not itself a link resolves to its
+    /// parent's real path and its name: one `lstat`, not a `realpath` of the whole path,
+    /// whose cost grows with the depth (finding 15).
+    reals: Arc<Mutex<BTreeMap<String, PathBuf>>>,
 }
 
 /// Whether `real` (a canonical path below the canonical root `root`) has a segment below
@@ -188,7 +196,41 @@ impl DiskFiles {
             root,
             canonical,
             dirs: Arc::default(),
+            reals: Arc::default(),
         }
+    }
+
+    /// The real path (every link resolved) of the root-relative folder `rel` (segments
+    /// without `.`, `..` or empty ones), or `None` when it cannot be resolved. Cached; a
+    /// folder that is not a link costs one `lstat` once its parent is known, so a walk
+    /// down `depth` levels costs `depth` `lstat`s, not `depth²` path resolutions.
+    fn real_dir(&self, rel: &str) -> Option<PathBuf> {
+        if rel.is_empty() {
+            return self.canonical.clone();
+        }
+        let cached = self
+            .reals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(rel)
+            .cloned();
+        if cached.is_some() {
+            return cached;
+        }
+        let mut p = self.root.clone();
+        p.extend(rel.split('/'));
+        let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let plain = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+        let real = if plain {
+            self.real_dir(parent).map(|r| r.join(name))
+        } else {
+            std::fs::canonicalize(&p).ok()
+        }?;
+        self.reals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(rel.to_owned(), real.clone());
+        Some(real)
     }
 
     /// The root folder, as given.
@@ -212,10 +254,8 @@ impl DiskFiles {
         if let Some(known) = known {
             return known;
         }
-        let mut p = self.root.clone();
-        p.extend(rel.split('/'));
-        match std::fs::canonicalize(&p) {
-            Ok(real) => {
+        match self.real_dir(rel) {
+            Some(real) => {
                 let mut lexical = canonical.to_path_buf();
                 lexical.extend(rel.split('/'));
                 let inside = real.starts_with(canonical)
@@ -226,7 +266,7 @@ impl DiskFiles {
                     .insert(rel.to_owned(), inside);
                 inside
             }
-            Err(_) => true,
+            None => true,
         }
     }
 
@@ -297,8 +337,16 @@ impl DiskFiles {
 impl FileAccess for DiskFiles {
     fn dir_identity(&self, dir: &str) -> Option<String> {
         let p = self.resolve(dir).ok()?;
-        std::fs::canonicalize(p)
-            .ok()
+        if self.canonical.is_none() {
+            return std::fs::canonicalize(p)
+                .ok()
+                .map(|c| c.to_string_lossy().into_owned());
+        }
+        let rel: Vec<&str> = dir
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .collect();
+        self.real_dir(&rel.join("/"))
             .map(|c| c.to_string_lossy().into_owned())
     }
 

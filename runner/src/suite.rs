@@ -54,6 +54,10 @@ pub struct SuiteRun {
     pub duration_ms: u64,
     /// A filter was given and selected no case.
     pub filter_matched_nothing: bool,
+    /// Discovery stopped at a bound (`wfx_schemas::files::walk_bounded`): cases below
+    /// that folder were not found, so not run. The run fails (exit code 1) and
+    /// `wfx-lsp test` says where (docs/cli.md).
+    pub walk_stop: Option<wfx_schemas::files::WalkStop>,
 }
 
 /// Why a suite could not run.
@@ -283,6 +287,7 @@ pub fn run_workflow(
             cases: Vec::new(),
             duration_ms: 0,
             filter_matched_nothing: false,
+            walk_stop: None,
         });
     }
     if let Some(n) = workflow.max_concurrency.filter(|n| *n > 1) {
@@ -290,7 +295,9 @@ pub fn run_workflow(
             "'tests.maxConcurrency' is {n}, but case concurrency is not implemented — cases run sequentially. Set it to 1 or remove the field."
         )));
     }
-    let all = discover(opts.fs, dir);
+    let found = workspace::discover_test_files(opts.fs, dir);
+    let walk_stop = found.stop;
+    let all = found.cases;
     result.discovered = all.len();
     let selected: Vec<&String> = all
         .iter()
@@ -321,16 +328,20 @@ pub fn run_workflow(
             break;
         }
     }
-    result.exit_code = i32::from(result.results.iter().any(|r| {
-        r.verdict.status == VerdictStatus::Failed
-            || (r.verdict.status == VerdictStatus::NotRun && !opts.allow_no_agent)
-    }));
+    result.exit_code = i32::from(
+        walk_stop.is_some()
+            || result.results.iter().any(|r| {
+                r.verdict.status == VerdictStatus::Failed
+                    || (r.verdict.status == VerdictStatus::NotRun && !opts.allow_no_agent)
+            }),
+    );
     let duration_ms = opts.clock.now_ms().saturating_sub(started);
     Ok(SuiteRun {
         result,
         cases,
         duration_ms,
         filter_matched_nothing,
+        walk_stop,
     })
 }
 

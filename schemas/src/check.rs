@@ -432,6 +432,20 @@ enum Job {
     Member(String),
     /// The folder has no `workflow.yaml`.
     MissingWorkflow(WorkflowDir),
+    /// Discovery stopped at a bound (`WFX012` on the folder).
+    WalkStop(crate::files::WalkStop),
+}
+
+/// The `WFX012` diagnostic of a discovery walk that stopped at a bound
+/// ([`crate::files::walk_bounded`]), on the first folder it left unlisted (the diagnostic's
+/// file is that folder's workspace-relative path; range empty at 0).
+pub fn walk_stop_diagnostic(stop: &crate::files::WalkStop) -> Diagnostic {
+    Diagnostic::new(
+        &diagnostics::DISCOVERY_BOUND,
+        stop.dir.clone(),
+        TextRange::empty(0),
+        stop.to_string(),
+    )
 }
 
 /// The jobs of a workflow folder: `workflow.yaml` (or its absence), `WORKFLOW.md`, every
@@ -453,6 +467,9 @@ fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
         jobs.push(Job::Member(md));
     }
     let tests = workspace::discover_test_files(fs, dir);
+    if let Some(stop) = &tests.stop {
+        jobs.push(Job::WalkStop(stop.clone()));
+    }
     for f in tests
         .cases
         .into_iter()
@@ -471,6 +488,7 @@ fn run_job(ctx: &Ctx<'_>, job: &Job) -> Vec<Diagnostic> {
         Job::File(f) => check_file_in(ctx, f),
         Job::Member(f) => check_file_inner(ctx, f),
         Job::MissingWorkflow(dir) => rules::workflow_cross::missing_workflow(dir),
+        Job::WalkStop(stop) => vec![walk_stop_diagnostic(stop)],
     };
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
         let why = p
@@ -481,6 +499,7 @@ fn run_job(ctx: &Ctx<'_>, job: &Job) -> Vec<Diagnostic> {
         let file = match job {
             Job::File(f) | Job::Member(f) => f.clone(),
             Job::MissingWorkflow(dir) => dir.spec_path(),
+            Job::WalkStop(stop) => stop.dir.clone(),
         };
         vec![Diagnostic::new(
             &diagnostics::INTERNAL_ERROR,
@@ -652,7 +671,11 @@ pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<PathsCheck, 
                 Vec::new()
             }
             Target::Folder(dir) => {
-                for f in crate::files::walk(fs, dir) {
+                let found = crate::files::walk_bounded(fs, dir);
+                if let Some(stop) = found.stop {
+                    jobs.push(Job::WalkStop(stop));
+                }
+                for f in found.files {
                     if workspace::classify(&f) != FileKind::Other {
                         files.insert(f.clone());
                         jobs.push(Job::File(f));

@@ -207,37 +207,129 @@ pub fn join(a: &str, b: &str) -> String {
     }
 }
 
+/// Deepest folder level [`walk_bounded`] enters below the folder it walks: 32. A folder
+/// 33 levels below (`tests/1/2/…/33`) is not listed, so a tree 1,000 folders deep costs 32
+/// listings, not 1,000 (break-it finding 15: 176 s). No workflow needs more; the reference
+/// has no bound, so a case below it is reported (`WFX012`, and `wfx-lsp test` fails the
+/// run), never silently left out.
+pub const MAX_WALK_DEPTH: usize = 32;
+
+/// Most folder entries (files and folders, as listed) one [`walk_bounded`] visits: 100,000.
+/// Past it the walk lists no further folder (`WFX012` names the first one left unlisted).
+/// The largest workspace we measure (10,000 cases in one workflow) lists about 20,000.
+pub const MAX_WALK_ENTRIES: usize = 100_000;
+
+/// Which bound stopped a walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkBound {
+    /// A folder lies deeper than [`MAX_WALK_DEPTH`] below the walked folder.
+    Depth,
+    /// The walk had visited [`MAX_WALK_ENTRIES`] entries.
+    Entries,
+}
+
+/// Where a bounded walk stopped: the folders it did not list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalkStop {
+    /// The first folder (UTF-16 order) the walk did not list, workspace-relative.
+    pub dir: String,
+    /// How many folders were found but not listed (their own subfolders uncounted).
+    pub unlisted: usize,
+    /// The bound that stopped it (the depth bound when both did).
+    pub bound: WalkBound,
+}
+
+impl std::fmt::Display for WalkStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let why = match self.bound {
+            WalkBound::Depth => format!("it lies more than {MAX_WALK_DEPTH} folders deep"),
+            WalkBound::Entries => {
+                format!("the search had already visited {MAX_WALK_ENTRIES} entries")
+            }
+        };
+        let others = match self.unlisted {
+            0 | 1 => String::new(),
+            n => format!(" (and {} other folders)", n - 1),
+        };
+        write!(
+            f,
+            "discovery stopped at `{}`{others}: {why}; cases, agent scripts and cassettes below it were not found",
+            self.dir
+        )
+    }
+}
+
+/// The result of [`walk_bounded`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Walk {
+    /// Every file found, as [`walk`] lists them.
+    pub files: Vec<String>,
+    /// Set when a bound left folders unlisted.
+    pub stop: Option<WalkStop>,
+}
+
 /// Lists every file below `dir` recursively, as workspace-relative paths sorted in UTF-16
 /// code-unit order (JS `Array.prototype.sort`, FORMAT §C.1). Listing errors are swallowed:
 /// a missing folder yields nothing. Each real folder ([`FileAccess::dir_identity`]) is
-/// listed once, through the first path the walk reaches it by (bounded work).
+/// listed once, through the first path the walk reaches it by (bounded work). Bounded as
+/// [`walk_bounded`], whose stop it drops.
 pub fn walk(fs: &dyn FileAccess, dir: &str) -> Vec<String> {
+    walk_bounded(fs, dir).files
+}
+
+/// [`walk`], bounded: folders deeper than [`MAX_WALK_DEPTH`] below `dir`, and every folder
+/// left once [`MAX_WALK_ENTRIES`] entries were visited, are not listed; [`Walk::stop`]
+/// says where (callers report it: `WFX012` in `check` and the editor, a failed run in
+/// `wfx-lsp test`). Work: at most `MAX_WALK_ENTRIES` entries and one listing per folder.
+pub fn walk_bounded(fs: &dyn FileAccess, dir: &str) -> Walk {
     let mut out = Vec::new();
-    let mut todo = vec![dir.trim_matches('/').to_owned()];
-    let mut guard = 0usize;
+    let mut todo = vec![(dir.trim_matches('/').to_owned(), 0usize)];
+    let mut entries = 0usize;
     let mut seen = std::collections::BTreeSet::new();
-    while let Some(d) = todo.pop() {
-        guard += 1;
-        if guard > 100_000 {
-            break;
+    let mut unlisted: Vec<(String, WalkBound)> = Vec::new();
+    while let Some((d, depth)) = todo.pop() {
+        if depth > MAX_WALK_DEPTH {
+            unlisted.push((d, WalkBound::Depth));
+            continue;
+        }
+        if entries >= MAX_WALK_ENTRIES {
+            unlisted.push((d, WalkBound::Entries));
+            continue;
         }
         if let Some(id) = fs.dir_identity(&d)
             && !seen.insert(id)
         {
             continue;
         }
-        let Ok(entries) = fs.list(&d) else { continue };
-        for e in entries {
+        let Ok(list) = fs.list(&d) else { continue };
+        entries += list.len();
+        for e in list {
             let p = join(&d, &e.name);
             if e.is_dir {
-                todo.push(p);
+                todo.push((p, depth + 1));
             } else {
                 out.push(p);
             }
         }
     }
     sort_utf16(&mut out);
-    out
+    let bound = if unlisted.iter().any(|(_, b)| *b == WalkBound::Depth) {
+        WalkBound::Depth
+    } else {
+        WalkBound::Entries
+    };
+    let count = unlisted.len();
+    let stop = unlisted
+        .into_iter()
+        .filter(|(_, b)| *b == bound)
+        .map(|(d, _)| d)
+        .min_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()))
+        .map(|dir| WalkStop {
+            dir,
+            unlisted: count,
+            bound,
+        });
+    Walk { files: out, stop }
 }
 
 /// Sorts `paths` in UTF-16 code-unit order (JS `Array.prototype.sort`, FORMAT §C.1).
@@ -258,6 +350,78 @@ pub fn sort_utf16(paths: &mut [String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` nested folders `t/d/d/…` (depth 1 is `t/d`), with a file `f` at each level in
+    /// `levels`.
+    fn nested(levels: &[usize]) -> MemFiles {
+        let mut fs = MemFiles::new();
+        for &l in levels {
+            fs.insert(format!("t/{}f", "d/".repeat(l)), "");
+        }
+        fs
+    }
+
+    #[test]
+    fn the_walk_stops_below_its_depth_bound_and_says_where() {
+        let fs = nested(&[0, 5, MAX_WALK_DEPTH, MAX_WALK_DEPTH + 1, 1_000]);
+        let w = walk_bounded(&fs, "t");
+        let depth = |n: usize| format!("t/{}f", "d/".repeat(n));
+        assert_eq!(
+            w.files,
+            vec![depth(MAX_WALK_DEPTH), depth(5), depth(0)],
+            "files within the bound are found, none below it"
+        );
+        let stop = w.stop.unwrap();
+        assert_eq!(stop.bound, WalkBound::Depth);
+        assert_eq!(
+            stop.dir,
+            format!(
+                "t/{}",
+                "d/".repeat(MAX_WALK_DEPTH + 1).trim_end_matches('/')
+            )
+        );
+        assert_eq!(stop.unlisted, 1);
+        assert!(
+            stop.to_string().contains("more than 32 folders deep"),
+            "{stop}"
+        );
+        // Exactly at the bound: nothing is left out.
+        assert_eq!(walk_bounded(&nested(&[MAX_WALK_DEPTH]), "t").stop, None);
+    }
+
+    /// A counting file layer: how many folders were listed.
+    struct Counting<'a>(&'a MemFiles, std::sync::atomic::AtomicUsize);
+
+    impl FileAccess for Counting<'_> {
+        fn read(&self, path: &str) -> Result<Vec<u8>, FileError> {
+            self.0.read(path)
+        }
+        fn list(&self, dir: &str) -> Result<Vec<DirEntry>, FileError> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.list(dir)
+        }
+    }
+
+    #[test]
+    fn the_walk_stops_at_its_entry_bound_and_lists_a_deep_tree_up_to_the_bound_only() {
+        let mut fs = MemFiles::new();
+        for i in 0..MAX_WALK_ENTRIES {
+            fs.insert(format!("t/z/{i}"), "");
+        }
+        fs.insert("t/b/c/x", "");
+        let w = walk_bounded(&fs, "t");
+        assert_eq!(w.files.len(), MAX_WALK_ENTRIES);
+        let stop = w.stop.unwrap();
+        // `z` is listed first (the last entry of `t`), which spends the bound: `b` is not.
+        assert_eq!((stop.dir.as_str(), stop.bound), ("t/b", WalkBound::Entries));
+        assert!(stop.to_string().contains("100000 entries"), "{stop}");
+        // 1,000 levels cost 33 listings (depth 0 to 32), not 1,000.
+        let deep = nested(&[1_000]);
+        let counting = Counting(&deep, 0.into());
+        let w = walk_bounded(&counting, "t");
+        assert!(w.files.is_empty());
+        assert_eq!(counting.1.into_inner(), MAX_WALK_DEPTH + 1);
+    }
 
     #[test]
     fn mem_files_list_and_walk() {

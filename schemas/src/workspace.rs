@@ -148,14 +148,22 @@ pub struct TestFiles {
     pub agent_scripts: Vec<String>,
     /// As [`discover_cassettes`].
     pub cassettes: Vec<String>,
+    /// Where the walk of `tests/` stopped at a bound ([`crate::files::walk_bounded`]):
+    /// files below it are in none of the lists. `check` and the editor report it
+    /// (`WFX012`), `wfx-lsp test` fails the run.
+    pub stop: Option<crate::files::WalkStop>,
 }
 
 /// [`discover_cases`], [`discover_agent_scripts`] and [`discover_cassettes`] from one
 /// [`walk`] of the tests folder instead of three (a `check` of a workflow folder needs all
 /// three; docs/performance.md, "check cost").
 pub fn discover_test_files(fs: &dyn FileAccess, wf: &WorkflowDir) -> TestFiles {
-    let mut out = TestFiles::default();
-    for p in walk(fs, &wf.tests_dir()) {
+    let found = crate::files::walk_bounded(fs, &wf.tests_dir());
+    let mut out = TestFiles {
+        stop: found.stop,
+        ..TestFiles::default()
+    };
+    for p in found.files {
         if is_case_name(&p) {
             out.cases.push(p);
         } else if p.ends_with(".agent.yaml") {

@@ -108,6 +108,16 @@ code!(
     "A regular file with more than one hard link is refused, never read: a hard link makes a file from elsewhere on the same file system (a private key, another checkout's secrets) appear inside the workspace, where no link check can see where it came from. Git never creates hard links, so in a cloned repository one was planted. Copy the file instead of linking it.\n\nFails: `ln ~/.ssh/id_ed25519 workflows/a/tests/x.test.yaml`.\nPasses: a regular file (one link), or a symbolic link inside the workspace."
 );
 
+code!(
+    DISCOVERY_BOUND,
+    "WFX012",
+    "discovery-bound",
+    Error,
+    "wfx",
+    "discovery stopped at a bound; files below this folder were not found",
+    "Cases, agent scripts and cassettes are searched for below `workflows/<slug>/tests/` at most 32 folders deep, and among at most 100,000 folder entries per workflow (`files::MAX_WALK_DEPTH`, `files::MAX_WALK_ENTRIES`): a hostile repository of 1,000 nested folders would otherwise make every `check` and every editor start walk all of them. The diagnostic sits on the first folder left unlisted and counts the others; nothing below them is checked, and `wfx-lsp test` fails the run rather than skip their cases silently. Move the cases higher, or split the workflow.\n\nFails: `workflows/a/tests/1/2/…/33/x.test.yaml`.\nPasses: `workflows/a/tests/1/2/…/32/x.test.yaml`."
+);
+
 /// The `WFX0xx` codes.
 pub static CODES: &[&CodeInfo] = &[
     &YAML_SYNTAX,
@@ -121,4 +131,5 @@ pub static CODES: &[&CodeInfo] = &[
     &TOO_MANY_PROBLEMS,
     &LINK_OUTSIDE_WORKSPACE,
     &HARD_LINK,
+    &DISCOVERY_BOUND,
 ];

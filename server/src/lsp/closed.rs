@@ -70,17 +70,23 @@ pub fn closed_diagnostics(
     }
     let mut roots: Vec<(PathBuf, Overlay)> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
+    let mut stops: Vec<Found> = Vec::new();
     for (root, mut rels) in by_root {
         let fs = overlay(root);
-        // The agent scripts of each workflow (the index holds workflows and cases only).
-        let scripts: Vec<String> = rels
-            .iter()
-            .filter_map(|rel| match workspace::classify(rel) {
-                FileKind::Workflow(d) => Some(workspace::discover_agent_scripts(&fs, &d)),
-                _ => None,
-            })
-            .flatten()
-            .collect();
+        // The agent scripts of each workflow (the index holds workflows and cases only),
+        // and where its discovery stopped at a bound (WFX012 on that folder).
+        let mut scripts = Vec::new();
+        for rel in &rels {
+            if let FileKind::Workflow(d) = workspace::classify(rel) {
+                let found = workspace::discover_test_files(&fs, &d);
+                scripts.extend(found.agent_scripts);
+                if let Some(stop) = &found.stop
+                    && let Some(f) = walk_stop_found(root, stop, s)
+                {
+                    stops.push(f);
+                }
+            }
+        }
         rels.extend(scripts);
         rels.sort();
         rels.dedup();
@@ -123,11 +129,24 @@ pub fn closed_diagnostics(
         }
         parts
     });
-    let mut out = BTreeMap::new();
+    let mut out: BTreeMap<String, (lsp::Uri, Vec<lsp::Diagnostic>)> = stops.into_iter().collect();
     for part in parts {
         out.extend(part?);
     }
     Some(out)
+}
+
+/// The `WFX012` of a discovery walk stopped at a bound, published on the folder's URI (a
+/// folder is never an open document), at its start.
+fn walk_stop_found(root: &Path, stop: &wfx_schemas::files::WalkStop, s: &Session) -> Option<Found> {
+    let uri = paths::uri_of(root, &stop.dir)?;
+    let d = wfx_schemas::check::walk_stop_diagnostic(stop);
+    let index = wfx_schemas::text::LineIndex::new("");
+    let diag =
+        super::convert::diagnostic(&d, &index, s.encoding, 0, s.related_information, &|_, _| {
+            None
+        });
+    Some((uri.as_str().to_owned(), (uri, vec![diag])))
 }
 
 /// The diagnostics of one closed file (`None`: open, unreadable, or no diagnostics).
