@@ -521,3 +521,72 @@ async fn run_all_cases_reports_run_status_to_a_client_that_asks() {
         c.server_requests
     );
 }
+
+/// Finding 7: the SVG layout of the worst graph within the 64-node / 128-edge bound (a
+/// ring of 63 states, each with a chord) ran for 15–21 s on a runtime worker, and every
+/// request sent meanwhile waited for it. Now each layout stops at a work budget
+/// (`graph::MAX_LAYOUT_WORK`, reported as `layout`, counted here rather than timed) and runs
+/// on a blocking thread: three such `wfx/graph` requests and a cheap request sent behind
+/// them are all answered, in order (the server handles messages one at a time, so the
+/// cheap one waits for the bounded layouts ahead of it, never for an unbounded one).
+#[tokio::test]
+async fn requests_sent_while_graphs_are_laid_out_are_answered_and_each_layout_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let n = 63;
+    let mut src = String::from("states:\n");
+    for i in 0..n {
+        src.push_str(&format!(
+            "  s{i}:\n{}    transitions:\n      - {{ to: s{}, description: next }}\n      - {{ to: s{} }}\n",
+            if i == 0 { "    triggers: { manual: }\n" } else { "" },
+            (i + 1) % n,
+            (i * 7 + 3) % n
+        ));
+    }
+    let wf = tmp.path().join("workflows/ring/workflow.yaml");
+    std::fs::create_dir_all(wf.parent().unwrap()).unwrap();
+    std::fs::write(&wf, &src).unwrap();
+    let mut c = Client::start();
+    c.initialize(tmp.path(), None).await;
+    c.open(&wf, &src, 1).await;
+    let graph_ids = [9001, 9002, 9003];
+    for id in graph_ids {
+        c.send(request(
+            id,
+            "wfx/graph",
+            json!({"textDocument": {"uri": uri(&wf)}}),
+        ))
+        .await;
+    }
+    c.send(request(
+        9100,
+        "textDocument/foldingRange",
+        json!({"textDocument": {"uri": uri(&wf)}}),
+    ))
+    .await;
+    let mut order = Vec::new();
+    let mut graphs = Vec::new();
+    while order.len() < 4 {
+        let m = c
+            .wait_for("the responses", |m| {
+                m.get("method").is_none() && m["id"].as_i64().is_some_and(|i| i > 9000)
+            })
+            .await;
+        let id = m["id"].as_i64().unwrap();
+        assert!(m.get("error").is_none(), "{m}");
+        if id != 9100 {
+            graphs.push(m["result"].clone());
+        }
+        order.push(id);
+    }
+    assert_eq!(order, [9001, 9002, 9003, 9100]);
+    for g in &graphs {
+        assert!(g["svg"].as_str().unwrap().contains(&format!("s{}", n - 1)));
+        assert_eq!(g["layout"]["cut"], true, "{}", g["layout"]);
+        let work = g["layout"]["work"].as_u64().unwrap();
+        assert!(
+            work <= 2 * wfx_schemas::graph::MAX_LAYOUT_WORK,
+            "layout work {work}"
+        );
+    }
+    c.shutdown().await;
+}

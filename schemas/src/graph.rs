@@ -21,6 +21,24 @@ pub const MAX_SVG_NODES: usize = 64;
 /// Most edges [`Graph::to_svg`] lays out; graphs with more are refused.
 pub const MAX_SVG_EDGES: usize = 128;
 
+/// Most units of edge-crossing optimization one SVG layout spends (one unit per row entry a
+/// crossing count examines; `vendor/layout-rs/PATCH.md`): 8 million. The worst graph within
+/// [`MAX_SVG_NODES`] / [`MAX_SVG_EDGES`] (a 64-node ring with chords) needs about 740
+/// million (3.7 s of CPU in a dev build); with the budget its whole layout takes 0.35 s of
+/// CPU there (docs/performance.md, "Graph layout"). Past it the layout is finished with the
+/// best node order found so far: complete, with more crossings ([`SvgLayout::cut`]).
+pub const MAX_LAYOUT_WORK: u64 = 8_000_000;
+
+/// What an SVG layout spent ([`Graph::to_svg_measured`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SvgLayout {
+    /// Units of edge-crossing optimization spent (see [`MAX_LAYOUT_WORK`]); may pass the
+    /// budget by the last row's count.
+    pub work: u64,
+    /// The budget ran out: the layout is complete but less tidy (more crossings).
+    pub cut: bool,
+}
+
 /// What a node is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
@@ -625,6 +643,13 @@ impl Graph {
     /// 0.8 s, 101 nodes 43 s), so a big workflow could stall its caller. A state name
     /// holding U+0000 is also an error (the renderer's lexer reads NUL as end of input).
     pub fn to_svg(&self, path: Option<&CasePath>) -> Result<String, String> {
+        self.to_svg_measured(path).map(|(svg, _)| svg)
+    }
+
+    /// [`Self::to_svg`], also saying what the layout spent: at most [`MAX_LAYOUT_WORK`] units
+    /// of edge-crossing optimization (then [`SvgLayout::cut`]), so no graph within the node
+    /// and edge bounds takes seconds.
+    pub fn to_svg_measured(&self, path: Option<&CasePath>) -> Result<(String, SvgLayout), String> {
         if self.nodes.len() > MAX_SVG_NODES || self.edges.len() > MAX_SVG_EDGES {
             return Err(format!(
                 "the graph has {} nodes and {} edges; SVG layout is limited to {MAX_SVG_NODES} nodes and {MAX_SVG_EDGES} edges (use the Mermaid or DOT output)",
@@ -642,8 +667,14 @@ impl Graph {
             builder.visit_graph(&ast);
             let mut vg = builder.get();
             let mut svg = layout::backends::svg::SVGWriter::new();
-            vg.do_it(false, false, false, &mut svg);
-            Ok(svg.finalize())
+            let work = vg.do_it_budgeted(false, false, false, &mut svg, MAX_LAYOUT_WORK);
+            Ok((
+                svg.finalize(),
+                SvgLayout {
+                    work: work.units,
+                    cut: work.exhausted,
+                },
+            ))
         })
         .unwrap_or_else(|_| Err("graph layout failed (renderer panicked)".into()))
     }

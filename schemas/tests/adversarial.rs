@@ -1251,13 +1251,34 @@ fn svg_refuses_graphs_beyond_its_limit_and_renders_below_it() {
     let g = Graph::from_workflow(&workflow(&ring(n)));
     assert!(g.nodes.len() <= MAX_SVG_NODES && g.edges.len() <= MAX_SVG_EDGES);
     let t = Instant::now();
-    let svg = g.to_svg(None).expect("a graph under the limit renders");
+    let (svg, layout) = g
+        .to_svg_measured(None)
+        .expect("a graph under the limit renders");
     eprintln!(
-        "{n}-state ring to_svg: {:?} ({} bytes)",
+        "{n}-state ring to_svg: {:?} ({} bytes, {layout:?})",
         t.elapsed(),
         svg.len()
     );
     assert!(svg.contains(&format!("s{}", n - 1)));
+    // Finding 7: this ring is the worst case within the bounds (740 million units of
+    // crossing optimization unbudgeted, 15–21 s). The layout stops at its budget, plus at
+    // most one row's count, and is still complete.
+    assert!(layout.cut, "{layout:?}");
+    assert!(
+        layout.work >= wfx_schemas::graph::MAX_LAYOUT_WORK
+            && layout.work <= wfx_schemas::graph::MAX_LAYOUT_WORK + 1_000_000,
+        "{layout:?}"
+    );
+    for i in 0..n {
+        assert!(svg.contains(&format!(">s{i}<")), "s{i} missing");
+    }
+}
+
+#[test]
+fn a_small_graph_is_laid_out_within_the_budget_uncut() {
+    let g = Graph::from_workflow(&workflow(&ring(8)));
+    let (_, layout) = g.to_svg_measured(None).unwrap();
+    assert!(!layout.cut && layout.work > 0, "{layout:?}");
 }
 
 #[test]

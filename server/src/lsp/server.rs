@@ -1290,60 +1290,81 @@ impl Server {
                 .collect();
             (!mine.is_empty()).then(|| ide::coverage::union_path(mine.into_iter()))
         });
-        guard("wfx/graph", || {
-            let info = wfx_schemas::check::load_workflow(&fs, &dir)
-                .ok_or_else(|| request_failed(format!("no workflow.yaml for '{}'", dir.slug)))?;
-            let index = LineIndex::new(&info.text);
-            let wf = info
-                .model
-                .ok_or_else(|| request_failed(format!("{} is not a mapping", info.path)))?;
-            let g = wfx_schemas::graph::Graph::from_workflow(&wf);
-            let (coverage, source) = match (&run_union, is_case) {
-                (_, true) => (None, None),
-                (Some(Some(u)), _) => (Some(u.clone()), Some("runs")),
-                _ => (
-                    Some(ide::coverage::assertion_coverage_path(&fs, &dir, &wf)),
-                    Some("assertions"),
-                ),
-            };
-            let lit = path.as_ref().or(coverage.as_ref());
-            let mut graph = g.to_reference_json();
-            let nodes: Vec<Value> = g
-                .nodes
-                .iter()
-                .map(|n| {
-                    serde_json::json!({
-                        "id": n.id,
-                        "kind": match n.kind {
-                            wfx_schemas::graph::NodeKind::Start => "start",
-                            wfx_schemas::graph::NodeKind::Agent => "agent",
-                            wfx_schemas::graph::NodeKind::Human => "human",
-                        },
-                        "terminal": n.terminal,
-                        "title": n.title,
-                        "triggers": n.triggers,
-                        "range": n.range.map(|r| convert::range(&index, r, s.encoding)),
+        // The layout is CPU work (bounded: `graph::MAX_LAYOUT_WORK`); it runs on a blocking
+        // thread so the runtime's workers keep answering other requests meanwhile.
+        let enc = s.encoding;
+        let job = move || {
+            guard("wfx/graph", || {
+                let info = wfx_schemas::check::load_workflow(&fs, &dir).ok_or_else(|| {
+                    request_failed(format!("no workflow.yaml for '{}'", dir.slug))
+                })?;
+                let index = LineIndex::new(&info.text);
+                let wf = info
+                    .model
+                    .ok_or_else(|| request_failed(format!("{} is not a mapping", info.path)))?;
+                let g = wfx_schemas::graph::Graph::from_workflow(&wf);
+                let (coverage, source) = match (&run_union, is_case) {
+                    (_, true) => (None, None),
+                    (Some(Some(u)), _) => (Some(u.clone()), Some("runs")),
+                    _ => (
+                        Some(ide::coverage::assertion_coverage_path(&fs, &dir, &wf)),
+                        Some("assertions"),
+                    ),
+                };
+                let lit = path.as_ref().or(coverage.as_ref());
+                let mut graph = g.to_reference_json();
+                let nodes: Vec<Value> = g
+                    .nodes
+                    .iter()
+                    .map(|n| {
+                        serde_json::json!({
+                            "id": n.id,
+                            "kind": match n.kind {
+                                wfx_schemas::graph::NodeKind::Start => "start",
+                                wfx_schemas::graph::NodeKind::Agent => "agent",
+                                wfx_schemas::graph::NodeKind::Human => "human",
+                            },
+                            "terminal": n.terminal,
+                            "title": n.title,
+                            "triggers": n.triggers,
+                            "range": n.range.map(|r| convert::range(&index, r, enc)),
+                        })
                     })
-                })
-                .collect();
-            if let Some(o) = graph.as_object_mut() {
-                o.insert("nodes".into(), Value::Array(nodes));
-            }
-            Ok(serde_json::json!({
-                "workflow": dir.slug,
-                "graph": graph,
-                "svg": g.to_svg(lit).unwrap_or_default(),
-                "mermaid": g.to_mermaid(lit),
-                "path": path.as_ref().map(crate::cli::graph::path_json),
-                "coverage": coverage.as_ref().map(|c| {
-                    let mut v = crate::cli::graph::path_json(c);
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("source".into(), Value::from(source.unwrap_or("")));
-                    }
-                    v
-                }),
-            }))
-        })?
+                    .collect();
+                if let Some(o) = graph.as_object_mut() {
+                    o.insert("nodes".into(), Value::Array(nodes));
+                }
+                let (svg, layout) = match g.to_svg_measured(lit) {
+                    Ok((svg, layout)) => (svg, Some(layout)),
+                    Err(_) => (String::new(), None),
+                };
+                if layout.is_some_and(|l| l.cut) {
+                    tracing::info!(
+                        "wfx/graph: the layout of '{}' spent its budget of {} units; node order not fully optimised",
+                        dir.slug,
+                        wfx_schemas::graph::MAX_LAYOUT_WORK
+                    );
+                }
+                Ok(serde_json::json!({
+                    "workflow": dir.slug,
+                    "graph": graph,
+                    "svg": svg,
+                    "layout": layout.map(|l| serde_json::json!({"work": l.work, "cut": l.cut})),
+                    "mermaid": g.to_mermaid(lit),
+                    "path": path.as_ref().map(crate::cli::graph::path_json),
+                    "coverage": coverage.as_ref().map(|c| {
+                        let mut v = crate::cli::graph::path_json(c);
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert("source".into(), Value::from(source.unwrap_or("")));
+                        }
+                        v
+                    }),
+                }))
+            })
+        };
+        tokio::task::spawn_blocking(job)
+            .await
+            .map_err(|_| Error::internal_error())??
     }
 
     /// Queues a pass over the closed files (coalesced with any pass already queued).
