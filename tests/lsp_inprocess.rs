@@ -835,3 +835,72 @@ async fn highlight_is_announced_and_formatting_is_not() {
     );
     c.shutdown().await;
 }
+
+/// Finding 11: one `didChange` of 700,000 small edits (about 60 MB, under the 64 MiB
+/// message bound) rebuilt the whole text after each edit. The edits are now applied on
+/// the rope and the text rebuilt once per notification (`document::TEXT_REBUILDS`, counted
+/// rather than timed); the resulting text is the one the edits describe, as the document
+/// symbols show.
+#[tokio::test]
+async fn seven_hundred_thousand_edits_in_one_did_change_apply_with_one_rebuild() {
+    let ws = corpus_copy();
+    let spec = ws.path().join("workflows/edits/workflow.yaml");
+    std::fs::create_dir_all(spec.parent().unwrap()).unwrap();
+    let start = "states:\n  s:\n    triggers: { manual: }\n";
+    std::fs::write(&spec, start).unwrap();
+    let mut c = Client::start();
+    c.initialize(ws.path(), &["utf-16"], true).await;
+    c.open(&spec, start, 1).await;
+    let at = |l: u32, ch: u32| json!({"line": l, "character": ch});
+    let mut changes = Vec::with_capacity(700_000);
+    // Insert `q` after `s` and delete it again, then rename `s`: any edit applied at a wrong
+    // place leaves stray text.
+    for _ in 0..349_999 {
+        changes.push(json!({"range": {"start": at(1, 3), "end": at(1, 3)}, "text": "q"}));
+        changes.push(json!({"range": {"start": at(1, 3), "end": at(1, 4)}, "text": ""}));
+    }
+    changes.push(json!({"range": {"start": at(1, 2), "end": at(1, 3)}, "text": "renamed"}));
+    changes.push(json!({"range": {"start": at(1, 9), "end": at(1, 9)}, "text": "-state"}));
+    assert_eq!(changes.len(), 700_000);
+    let before = wfx_lsp::lsp::document::TEXT_REBUILDS.load(std::sync::atomic::Ordering::Relaxed);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&spec), "version": 2}, "contentChanges": changes}),
+    )
+    .await;
+    let symbols = c
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri(&spec)}}),
+        )
+        .await;
+    let rebuilds =
+        wfx_lsp::lsp::document::TEXT_REBUILDS.load(std::sync::atomic::Ordering::Relaxed) - before;
+    fn names(v: &Value, out: &mut Vec<String>) {
+        if let Some(n) = v.get("name").and_then(Value::as_str) {
+            out.push(n.to_owned());
+        }
+        for child in v
+            .as_array()
+            .into_iter()
+            .chain(v.get("children").and_then(Value::as_array))
+            .flatten()
+        {
+            names(child, out);
+        }
+    }
+    let mut found = Vec::new();
+    names(&symbols, &mut found);
+    assert!(found.iter().any(|n| n == "renamed-state"), "{found:?}");
+    assert!(
+        !found.iter().any(|n| n == "s" || n.contains('q')),
+        "{found:?}"
+    );
+    // One for this notification; the other tests of this binary may add a few of their own,
+    // never hundreds of thousands.
+    assert!(
+        rebuilds >= 1 && rebuilds < 1_000,
+        "{rebuilds} text rebuilds"
+    );
+    c.shutdown().await;
+}

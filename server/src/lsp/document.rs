@@ -17,8 +17,6 @@ use tower_lsp_server::ls_types as lsp;
 use wfx_schemas::text::{LineIndex, PositionEncoding};
 use wfx_schemas::yaml::{self, Parsed};
 
-use super::convert;
-
 /// Where a document sits: the workspace root it is checked under and its path relative
 /// to that root (`/`-separated, what `wfx_schemas` calls a workspace-relative path).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +36,8 @@ pub struct Document {
     parsed: Arc<OnceLock<Parsed>>,
     version: i32,
     located: Option<Located>,
+    /// How many times `apply_changes` rebuilt `text` and `index` (once per call).
+    rebuilds: u64,
 }
 
 /// An immutable view of a document at one version.
@@ -65,7 +65,14 @@ impl Document {
             parsed: Arc::default(),
             version,
             located,
+            rebuilds: 0,
         }
+    }
+
+    /// How many times this document's text and line index were rebuilt by
+    /// [`Self::apply_changes`]: once per call with changes, whatever their number.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
     }
 
     /// The current text.
@@ -90,8 +97,13 @@ impl Document {
     }
 
     /// Applies `didChange` content changes in order (each range is relative to the text
-    /// left by the previous change, positions in `enc`, clamped), then sets `version`. A
-    /// change without a range replaces the whole text.
+    /// left by the previous change, positions in `enc`, clamped as [`LineIndex::offset`]
+    /// clamps), then sets `version`. A change without a range replaces the whole text.
+    ///
+    /// Cost: each change is converted and applied on the rope (`O(log n)` plus its own
+    /// text); the `String` and the line index are rebuilt once per call, not per change,
+    /// so one notification of `k` changes costs `O(k log n + n)`, not `O(k · n)` (break-it
+    /// finding 11: 700,000 edits in one `didChange`). [`TEXT_REBUILDS`] counts the rebuilds.
     pub fn apply_changes(
         &mut self,
         changes: &[lsp::TextDocumentContentChangeEvent],
@@ -102,20 +114,72 @@ impl Document {
             match change.range {
                 None => self.rope = Rope::from_str(&change.text),
                 Some(r) => {
-                    let tr = convert::text_range(&self.index, r, enc);
-                    let len = self.rope.len_bytes();
-                    let (a, b) = ((tr.start as usize).min(len), (tr.end as usize).min(len));
-                    let (ca, cb) = (self.rope.byte_to_char(a), self.rope.byte_to_char(b));
+                    let a = rope_char(&self.rope, r.start, enc);
+                    let b = rope_char(&self.rope, r.end, enc);
+                    let (ca, cb) = (a.min(b), a.max(b));
                     self.rope.remove(ca..cb);
                     self.rope.insert(ca, &change.text);
                 }
             }
+        }
+        if !changes.is_empty() {
             let text = self.rope.to_string();
             self.index = Arc::new(LineIndex::new(&text));
             self.text = Arc::from(text);
+            self.rebuilds += 1;
+            TEXT_REBUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         self.parsed = Arc::default();
         self.version = version;
+    }
+}
+
+/// How many times [`Document::apply_changes`] has rebuilt a document's text and line index
+/// in this process (once per `didChange` with changes, whatever their number): a test
+/// reads it to see that a notification of 700,000 changes costs one rebuild, not 700,000.
+pub static TEXT_REBUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The char index of the LSP position `pos` (in `enc`) in `rope`, clamped as
+/// [`LineIndex::offset`] clamps: a line past the last is the end of the text, a column past
+/// its line's end (before the line break: `\n`, `\r` or `\r\n`) is that end, and a column
+/// inside a character (a UTF-8 continuation byte, the second half of a surrogate pair)
+/// is that character's start. `O(log n)`.
+fn rope_char(rope: &Rope, pos: lsp::Position, enc: PositionEncoding) -> usize {
+    let line = pos.line as usize;
+    if line >= rope.len_lines() {
+        return rope.len_chars();
+    }
+    let start = rope.line_to_char(line);
+    let mut end = if line + 1 < rope.len_lines() {
+        rope.line_to_char(line + 1)
+    } else {
+        rope.len_chars()
+    };
+    if end > start && rope.get_char(end - 1) == Some('\n') {
+        end -= 1;
+    }
+    if end > start && rope.get_char(end - 1) == Some('\r') {
+        end -= 1;
+    }
+    let col = pos.character as usize;
+    match enc {
+        PositionEncoding::Utf32 => start + col.min(end - start),
+        PositionEncoding::Utf16 => {
+            let target = rope.char_to_utf16_cu(start) + col;
+            if target >= rope.char_to_utf16_cu(end) {
+                end
+            } else {
+                rope.utf16_cu_to_char(target)
+            }
+        }
+        PositionEncoding::Utf8 => {
+            let target = rope.char_to_byte(start) + col;
+            if target >= rope.char_to_byte(end) {
+                end
+            } else {
+                rope.byte_to_char(target)
+            }
+        }
     }
 }
 
@@ -265,6 +329,56 @@ mod tests {
             range_length: None,
             text: text.into(),
         }
+    }
+
+    /// The rope's position mapping clamps exactly as the line index's, which the server
+    /// uses everywhere else: every line (and one past the last), every column up to past
+    /// the line's end, in each encoding, on CRLF, lone CR, astral and CJK text.
+    #[test]
+    fn rope_positions_map_as_the_line_index_maps_them() {
+        let text = "a: 😀注x\r\nb\rc\n\n😀😀\r\n\rend é";
+        let rope = Rope::from_str(text);
+        let index = LineIndex::new(text);
+        let mut checked = 0;
+        for enc in [
+            PositionEncoding::Utf8,
+            PositionEncoding::Utf16,
+            PositionEncoding::Utf32,
+        ] {
+            for line in 0..10 {
+                for character in 0..14 {
+                    let pos = lsp::Position::new(line, character);
+                    let want = index.offset(wfx_schemas::text::Position { line, character }, enc);
+                    let got = rope.char_to_byte(rope_char(&rope, pos, enc));
+                    assert_eq!(got, want as usize, "{enc:?} {line}:{character}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 3 * 10 * 14);
+    }
+
+    /// Finding 11: one `didChange` of 700,000 edits rebuilt the text after each. Now they
+    /// are applied on the rope and the text is rebuilt once; the result is the text the
+    /// edits describe.
+    #[test]
+    fn seven_hundred_thousand_changes_are_applied_with_one_rebuild() {
+        let start = "states:\n  s: {}\n";
+        let mut d = Document::new(start, 1, None);
+        let mut changes = Vec::new();
+        // Insert `q` after `s` and delete it again, 349,999 times, then rename `s`.
+        for _ in 0..349_999 {
+            changes.push(change(1, 3, 1, 3, "q"));
+            changes.push(change(1, 3, 1, 4, ""));
+        }
+        changes.push(change(1, 2, 1, 3, "renamed"));
+        changes.push(change(1, 9, 1, 9, "😀"));
+        assert_eq!(changes.len(), 700_000);
+        d.apply_changes(&changes, 2, PositionEncoding::Utf16);
+        assert_eq!(d.text(), "states:\n  renamed😀: {}\n");
+        assert_eq!(d.rebuilds(), 1);
+        // The line index is the final text's.
+        assert_eq!(d.snapshot().index.line_end(1), 25);
     }
 
     #[test]
