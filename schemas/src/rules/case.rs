@@ -124,7 +124,8 @@ thread_local! {
 
 /// Arms [`MAX_SUGGEST_WORK`] for the near-miss searches on this thread until dropped (then
 /// the previous state returns). `check` arms one per file, so a file's output does not
-/// depend on other files or on threads; unarmed (IDE requests) searches are unbudgeted.
+/// depend on other files or on threads; the editor arms one per completion and code-action
+/// request (`wfx_lsp::ide`). Unarmed searches are unbudgeted.
 #[derive(Debug)]
 pub struct SuggestBudget {
     prev: Option<usize>,
@@ -145,8 +146,10 @@ impl Drop for SuggestBudget {
 }
 
 /// Charges `units` to the armed budget; `false` (and the budget spent) when it cannot pay,
-/// so every later search of the file gives up at once. Always `true` when unarmed.
-pub(crate) fn suggest_charge(units: usize) -> bool {
+/// so every later search of the file gives up at once. Always `true` when unarmed. The
+/// editor's own near-miss searches (code actions) charge it too, under a budget their
+/// request arms.
+pub fn suggest_charge(units: usize) -> bool {
     SUGGEST_LEFT.with(|c| match c.get() {
         None => true,
         Some(left) if left >= units => {

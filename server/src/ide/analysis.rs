@@ -703,14 +703,37 @@ pub(crate) fn distance(a: &str, b: &str) -> usize {
     prev.last().copied().unwrap_or(0)
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Candidates [`nearest`] examined on this thread (tests count them).
+    pub(crate) static NEAREST_EXAMINED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The nearest candidate to `word` within a sensible distance (at most 1 + a third of the
 /// longer length, or a case-insensitive match).
+///
+/// Bounded: each candidate is charged to the near-miss budget `check` uses
+/// (`rules::case::suggest_charge`: [`SUGGEST_CANDIDATE_COST`] plus the product of the two
+/// lengths in characters), which each code-action and completion request arms
+/// (`MAX_SUGGEST_WORK`, 20 million units); once it is spent the search gives up with `None`
+/// (no half-searched answer), as `check`'s suggestions do.
+///
+/// [`SUGGEST_CANDIDATE_COST`]: wfx_schemas::rules::case::SUGGEST_CANDIDATE_COST
 pub(crate) fn nearest<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {
     let mut best: Option<(usize, &str)> = None;
+    let lw = word.chars().count().max(1);
     for c in candidates {
+        #[cfg(test)]
+        NEAREST_EXAMINED.with(|n| n.set(n.get() + 1));
+        let cost = lw.saturating_mul(c.chars().count().max(1));
+        if !wfx_schemas::rules::case::suggest_charge(
+            wfx_schemas::rules::case::SUGGEST_CANDIDATE_COST.saturating_add(cost),
+        ) {
+            return None;
+        }
         if c == word {
             continue;
         }

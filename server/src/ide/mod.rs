@@ -176,6 +176,8 @@ pub struct WorkspaceSymbol {
 /// (FORMAT §A, §B). Works on broken text. Empty for files that are neither a case nor a
 /// `workflow.yaml`.
 pub fn completion(doc: &Doc<'_>, offset: u32) -> Vec<CompletionItem> {
+    // The near-miss budget `check` gives a file (bounded work, docs/security.md).
+    let _budget = wfx_schemas::rules::case::SuggestBudget::arm();
     analysis::Analysis::new(doc)
         .map(|an| completion::complete(&an, offset))
         .unwrap_or_default()
@@ -298,6 +300,9 @@ pub fn code_actions(
     range: TextRange,
     diagnostics: &[Diagnostic],
 ) -> Vec<CodeAction> {
+    // The near-miss budget `check` gives a file: its near-miss searches (`nearest`) stop
+    // there (bounded work, docs/security.md).
+    let _budget = wfx_schemas::rules::case::SuggestBudget::arm();
     analysis::Analysis::new(doc)
         .map(|an| actions::code_actions(&an, range, diagnostics))
         .unwrap_or_default()

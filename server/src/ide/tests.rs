@@ -2051,3 +2051,50 @@ fn coverage_paths_for_the_graph() {
         ]
     );
 }
+
+/// Bounded work (docs/security.md): the editor's near-miss searches share the per-file
+/// budget `check` uses (`rules::case::MAX_SUGGEST_WORK`). A 1,000-character unknown state
+/// against a workflow of 40,000 states would compare it with every state (40,000
+/// candidates, 400 million units); the code action gives up within the budget instead,
+/// and a near miss among few states is still suggested.
+#[test]
+fn code_action_near_miss_search_is_bounded_by_the_check_budget() {
+    use wfx_schemas::rules::case::{MAX_SUGGEST_WORK, SUGGEST_CANDIDATE_COST};
+    let mut wf = String::from("states:\n  s0:\n    triggers: { manual: }\n");
+    for i in 1..40_000 {
+        wf.push_str(&format!("  state-{i:05}: {{}}\n"));
+    }
+    let files = MemFiles::new().with("workflows/big/workflow.yaml", wf.clone());
+    let long = "x".repeat(1_000);
+    let case =
+        format!("title: t\ndescription: d\nsteps:\n  - send: hi\n  - reachedState: {long}\n");
+    let path = "workflows/big/tests/a.test.yaml";
+    let at = case.find(&long).unwrap() as u32 + 1;
+    let own = Own::new(&case);
+    analysis::NEAREST_EXAMINED.with(|n| n.set(0));
+    let actions = code_actions(&own.doc(&files, path, &case), TextRange::empty(at), &[]);
+    let examined = analysis::NEAREST_EXAMINED.with(std::cell::Cell::get);
+    // Each candidate costs at least 64 + 1,000 × 11 units.
+    let most = MAX_SUGGEST_WORK / (SUGGEST_CANDIDATE_COST + 1_000 * 11) + 2;
+    assert!(
+        examined > 0 && examined <= most,
+        "{examined} candidates examined (bound {most})"
+    );
+    assert!(
+        !actions.iter().any(|a| a.title.starts_with("replace state")),
+        "no half-searched suggestion: {:?}",
+        actions.iter().map(|a| &a.title).collect::<Vec<_>>()
+    );
+    // The budget is per request: a near miss in the same workflow is still found.
+    let case = "title: t\ndescription: d\nsteps:\n  - send: hi\n  - reachedState: state-0001\n";
+    let own = Own::new(case);
+    let at = case.find("state-0001").unwrap() as u32 + 1;
+    let actions = code_actions(&own.doc(&files, path, case), TextRange::empty(at), &[]);
+    assert!(
+        actions
+            .iter()
+            .any(|a| a.title == "replace state `state-0001` with `state-00001`"),
+        "{:?}",
+        actions.iter().map(|a| &a.title).collect::<Vec<_>>()
+    );
+}
