@@ -397,3 +397,45 @@ fn without_the_model_variables_the_recording_ends_with_the_missing_ones() {
         ["hello.test.yaml"]
     );
 }
+
+#[test]
+fn record_all_on_workflow_yaml_records_every_case_the_model_plays() {
+    let (ws, case, logs) = workspace();
+    let tests = ws.path().join("workflows/tiny/tests");
+    std::fs::write(tests.join("again.test.yaml"), CASE).unwrap();
+    // A case with an agent script is played by the script: not recorded.
+    std::fs::write(tests.join("scripted.test.yaml"), CASE).unwrap();
+    std::fs::write(tests.join("scripted.agent.yaml"), "turns: []\n").unwrap();
+    let fake = Fake::start(10, |_| Reply::message(Some("hello"), json!([])));
+    let log = logs.path().join("stderr.log");
+    let mut r = Recorder::start(ws.path(), &fake, &log, Some(true));
+    let wf = ws.path().join("workflows/tiny/workflow.yaml");
+    open(&mut r, &wf);
+    open(&mut r, &case);
+    let scripted = tests.join("scripted.test.yaml");
+    open(&mut r, &scripted);
+    // No record lens on the scripted case, and the command is refused for it.
+    assert!(!r.lenses(&scripted).iter().any(|(t, _)| t.contains("ecord")));
+    let refused = r.record(&scripted);
+    let msg = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("agent script"), "{refused}");
+    let answer = r.record(&wf);
+    assert!(answer.get("error").is_none(), "{answer}");
+    let token = r.wait_end();
+    let progress = r.progress(&token);
+    let reports = progress.iter().filter(|v| v["kind"] == "report").count();
+    assert_eq!(reports, 2);
+    assert_eq!(fake.requests().len(), 2);
+    assert_eq!(
+        files(&tests),
+        [
+            "again.cassette.json",
+            "again.test.yaml",
+            "hello.cassette.json",
+            "hello.test.yaml",
+            "scripted.agent.yaml",
+            "scripted.test.yaml"
+        ]
+    );
+    r.assert_no_key(&log);
+}
