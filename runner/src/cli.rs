@@ -545,7 +545,7 @@ pub fn run_cli_with(
                 .iter()
                 .filter(|p| filter.as_ref().is_none_or(|f| p.contains(f.as_str())))
                 .count();
-            let _ = report::header(stderr, &dir.slug, count);
+            let _ = report::header(stderr, &dir.slug, count, live.is_some());
             if let Some(l) = &live {
                 let _ = writeln!(
                     stderr,

@@ -71,13 +71,16 @@ impl Counts {
     }
 }
 
-/// The suite header on stderr.
-pub fn header(w: &mut dyn Write, workflow: &str, cases: usize) -> io::Result<()> {
+/// The suite header on stderr: the workflow, the case count and the selection rule that
+/// gives each case its agent (docs/cli.md "Which agent a case gets"): its cassette, else its
+/// agent script, else (`live`, i.e. `--live`) the model.
+pub fn header(w: &mut dyn Write, workflow: &str, cases: usize, live: bool) -> io::Result<()> {
     writeln!(
         w,
-        "wfx-lsp test · {} · {cases} case{} · deterministic runner, scripted agents",
+        "wfx-lsp test · {} · {cases} case{} · deterministic runner · agent: cassette, else agent script{}",
         inert(workflow),
-        if cases == 1 { "" } else { "s" }
+        if cases == 1 { "" } else { "s" },
+        if live { ", else live model" } else { "" }
     )
 }
 

@@ -118,7 +118,7 @@ pub fn html(
     );
     let _ = writeln!(
         o,
-        "<dl class=\"meta\"><dt>Workflows</dt><dd>{}</dd><dt>Date</dt><dd>{}</dd><dt>Duration</dt><dd>{} ms</dd><dt>Tool</dt><dd>wfx-lsp {}</dd><dt>Runner</dt><dd>deterministic runner, scripted agents</dd></dl>\n</header>",
+        "<dl class=\"meta\"><dt>Workflows</dt><dd>{}</dd><dt>Date</dt><dd>{}</dd><dt>Duration</dt><dd>{} ms</dd><dt>Tool</dt><dd>wfx-lsp {}</dd><dt>Runner</dt><dd>deterministic runner; each case played by its cassette, else its agent script, else (with --live) the model</dd></dl>\n</header>",
         esc(&names.join(", ")),
         utc(meta.started_ms),
         meta.duration_ms,

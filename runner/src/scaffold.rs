@@ -70,7 +70,8 @@ pub fn draft(fs: &dyn FileAccess, case_path: &str) -> Result<Draft, String> {
         Satisfiability::Satisfiable(p) => p,
         Satisfiability::Unsatisfiable { step, reason } => {
             return Err(format!(
-                "`{case_path}` cannot be scaffolded: no agent can pass this case: {reason} (steps[{step}])"
+                "`{case_path}` cannot be scaffolded: no agent can pass this case: {reason} (step {})",
+                step + 1
             ));
         }
         Satisfiability::Unknown(why) => {
@@ -282,9 +283,9 @@ fn render(
             .and_then(|s| s.key_str())
             .unwrap_or("action");
         o.push_str(&format!(
-            "  # Turn {}: the run started by `{cause}` (steps[{}]) in `{}`{}.\n",
+            "  # Turn {}: the run started by `{cause}` (step {}) in `{}`{}.\n",
             n + 1,
-            run.step,
+            run.step + 1,
             run.start,
             if run.reply_only {
                 ", reply-only (tool calls are refused)".to_owned()

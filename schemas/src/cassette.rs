@@ -451,11 +451,13 @@ pub fn digest(text: &str) -> String {
 
 /// Values that must never reach a cassette, each with the name of its environment variable.
 ///
-/// Built from the environment by the caller ([`Secrets::from_env`]): `ARCHMAX_API_KEY`'s
-/// value whatever its length, and the value of every variable whose name contains `KEY`,
-/// `TOKEN`, `SECRET`, `PASSWORD` or `CREDENTIAL` (any case) and is at least
-/// [`Secrets::MIN_LEN`] characters long (shorter values, `1` or `true`, would redact
-/// ordinary text). Source: design doc §5.5, STYLE §10.
+/// Built from the environment by the caller ([`Secrets::from_env`]): the value of
+/// `ARCHMAX_API_KEY` and of every variable whose name contains `KEY`, `TOKEN`, `SECRET`,
+/// `PASSWORD` or `CREDENTIAL` (any case), when it is at least [`Secrets::MIN_LEN`]
+/// characters long. Shorter values (`1`, `true`, or the placeholder key `none` a local
+/// llama.cpp server takes) are no provider's credential, and replacing them would rewrite
+/// ordinary words of the recorded prompts, so every replay would warn of prompt drift.
+/// Source: design doc §5.5, STYLE §10; docs/cassettes.md "Secrets".
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Secrets {
     /// (name, value), longest value first, so a value containing another is replaced whole.
@@ -463,7 +465,8 @@ pub struct Secrets {
 }
 
 impl Secrets {
-    /// The shortest value of a key-like variable that is redacted, in characters.
+    /// The shortest value of a key-like variable (`ARCHMAX_API_KEY` included) that is
+    /// redacted, in characters.
     pub const MIN_LEN: usize = 8;
 
     /// True when `name` looks like it holds a secret (see the type's docs).
@@ -480,12 +483,7 @@ impl Secrets {
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Self {
         let mut s = Self::default();
         for (name, value) in vars {
-            let keep = if name == "ARCHMAX_API_KEY" {
-                !value.is_empty()
-            } else {
-                Self::is_secret_name(&name) && value.chars().count() >= Self::MIN_LEN
-            };
-            if keep {
+            if Self::is_secret_name(&name) && value.chars().count() >= Self::MIN_LEN {
                 s.add(name, value);
             }
         }
@@ -877,7 +875,7 @@ mod tests {
     #[test]
     fn secrets_are_redacted_by_value_everywhere() {
         let s = Secrets::from_env([
-            ("ARCHMAX_API_KEY".to_owned(), "k-123".to_owned()),
+            ("ARCHMAX_API_KEY".to_owned(), "k-123456".to_owned()),
             (
                 "GITHUB_TOKEN".to_owned(),
                 "ghp_aaaaaaaaaaaaaaaaaaaaaaaa".to_owned(),
@@ -891,12 +889,12 @@ mod tests {
         ]);
         let mut c = sample();
         c.interactions[0].request.messages[0].content =
-            Some("key k-123 and ghp_aaaaaaaaaaaaaaaaaaaaaaaa; short; /home/someone-long".into());
+            Some("key k-123456 and ghp_aaaaaaaaaaaaaaaaaaaaaaaa; short; /home/someone-long".into());
         c.interactions[0].response.tool_calls[0].arguments =
-            json!({"k-123": ["x AbCdEfGh12345678 y"]});
+            json!({"k-123456": ["x AbCdEfGh12345678 y"]});
         let (text, n) = to_json(&c, &s);
         assert_eq!(n, 4);
-        for leaked in ["k-123", "ghp_aaaa", "AbCdEfGh"] {
+        for leaked in ["k-123456", "ghp_aaaa", "AbCdEfGh"] {
             assert!(!text.contains(leaked), "{leaked} in {text}");
         }
         for kept in [
@@ -907,6 +905,25 @@ mod tests {
             assert!(text.contains(kept), "{kept} not in {text}");
         }
         assert!(parse(&text).is_ok());
+    }
+
+    #[test]
+    fn a_placeholder_key_shorter_than_the_bound_leaves_the_prompts_alone() {
+        // A local server's placeholder key (`ARCHMAX_API_KEY=none`, docs/live-agent.md's
+        // llama.cpp example) is no secret; redacting it rewrote every "none" of the recorded
+        // prompts and made each replay drift (new-user finding, 2026-12-03).
+        let s = Secrets::from_env([("ARCHMAX_API_KEY".to_owned(), "none".to_owned())]);
+        assert!(s.is_empty());
+        let mut c = sample();
+        c.interactions[0].request.messages[0].content =
+            Some("a request that names none of those".into());
+        let (text, n) = to_json(&c, &s);
+        assert_eq!(n, 0);
+        assert!(text.contains("names none of those"), "{text}");
+        // A value of exactly the bound's length is redacted.
+        let long =
+            Secrets::from_env([("ARCHMAX_API_KEY".to_owned(), "x".repeat(Secrets::MIN_LEN))]);
+        assert!(!long.is_empty());
     }
 
     #[test]

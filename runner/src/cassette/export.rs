@@ -103,10 +103,10 @@ pub fn render(c: &Cassette, cassette: &str) -> Result<String, String> {
             .iter()
             .filter(|i| i.role == InteractionRole::Agent && i.run == r as u64)
             .collect();
-        let mut about = format!("  # Turn {}: run {r}", r + 1);
+        let mut about = format!("  # Turn {}: the cassette's `run: {r}`", r + 1);
         if let Some(first) = calls.first() {
             if let Some(step) = first.step {
-                about.push_str(&format!(", step {step}"));
+                about.push_str(&format!(", driven by step {step} (1-based)"));
             }
             if let Some(state) = &first.state {
                 about.push_str(&format!(", state {}", q(state)));
