@@ -7,7 +7,9 @@
 //!
 //! Target resolution (`[WORKFLOW|PATH]`): a workflow slug under `<cwd>/workflows/`, a
 //! workspace root (the folder holding `workflows/`), a workflow folder, a folder under a
-//! workflow's `tests/`, or one case file. With no target, `<cwd>` is the workspace. A
+//! workflow's `tests/`, or one case file. With no target, `<cwd>` is the workspace, or,
+//! started below a workspace's `workflows/`, what `test .` runs there (the workflow
+//! folder `<cwd>` is in; from `workflows/` itself, the whole workspace). A
 //! workspace with several workflows runs every workflow that has case files, in order
 //! (the reference needs the workflow named when there are several; we run them all), and
 //! `--json` then prints an array of RunTestsResult objects instead of one object.
@@ -260,25 +262,46 @@ fn plan(opts: &TestOptions, cwd: &Path) -> Result<Plan, String> {
             .join("workflow.yaml")
             .is_file()
     };
-    let Some(target) = &opts.target else {
-        if !cwd.join("workflows").is_dir() {
+    let target: &str = if let Some(t) = &opts.target {
+        t
+    } else {
+        if cwd.join("workflows").is_dir() {
+            return Ok(Plan {
+                root: cwd.to_path_buf(),
+                suites: Vec::new(),
+                path_filter: None,
+            });
+        }
+        // Started inside a workspace (a workflow folder, its tests, or `workflows/`
+        // itself): find the root above, as `test .` does.
+        let abs = crate::shown::lexical_absolute(cwd, Path::new("."));
+        if abs.file_name().is_some_and(|n| n == "workflows")
+            && let Some(root) = abs.parent()
+        {
+            return Ok(Plan {
+                root: root.to_path_buf(),
+                suites: Vec::new(),
+                path_filter: None,
+            });
+        }
+        if !abs
+            .ancestors()
+            .skip(1)
+            .any(|a| a.file_name().is_some_and(|n| n == "workflows"))
+        {
             return Err(format!(
                 "no workflows/ folder in {}; pass a workflow, a workspace or a case file",
                 cwd.display()
             ));
         }
-        return Ok(Plan {
-            root: cwd.to_path_buf(),
-            suites: Vec::new(),
-            path_filter: None,
-        });
+        "."
     };
     if !target.contains('/') && workflow_dir(cwd, target) {
         return Ok(Plan {
             root: cwd.to_path_buf(),
             suites: vec![WorkflowDir {
                 root: String::new(),
-                slug: target.clone(),
+                slug: target.to_owned(),
             }],
             path_filter: None,
         });
@@ -457,6 +480,8 @@ pub fn run_cli_with(
             None => Box::new(crate::sandbox::QuickJsHost::default()),
         }
     };
+    // Copy-paste hints name cases from the current folder, not the workspace root.
+    let hint_prefix = crate::shown::root_prefix(&plan.root, cwd);
     let mut code = 0;
     // One entry per run of `--repeat N`: (suites, started at, duration ms).
     let mut rounds: Vec<(Vec<SuiteRun>, u64, u64)> = Vec::new();
@@ -489,6 +514,7 @@ pub fn run_cli_with(
                 (_, f) => f.clone(),
             };
             let mut ro = RunOptions::new(round_fs, ctx.clock);
+            ro.hint_prefix = hint_prefix.clone();
             ro.grades = GradePolicy {
                 skip: opts.skip_grades,
                 model: match &live {

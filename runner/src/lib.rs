@@ -27,5 +27,6 @@ pub mod scaffold;
 pub mod script_host;
 pub mod select;
 pub mod session_fs;
+pub mod shown;
 pub mod sim;
 pub mod suite;

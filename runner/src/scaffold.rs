@@ -499,7 +499,10 @@ pub fn run_cli(
                 stderr,
                 "wrote {}: review it, then run `wfx-lsp test {}`",
                 inert(&p),
-                inert(&rel)
+                inert(&format!(
+                    "{}{rel}",
+                    crate::shown::root_prefix(fs.root(), cwd)
+                ))
             );
             0
         }

@@ -124,6 +124,11 @@ pub struct RunOptions<'a> {
     pub judge: Option<JudgeFactory<'a>>,
     /// Checked between cases; `true` stops the run.
     pub cancelled: Option<&'a dyn Fn() -> bool>,
+    /// Prepended to the workspace-relative case path in the commands a "not run" message
+    /// tells the user to run (`wfx-lsp scaffold <prefix>workflows/…`): the workspace root
+    /// as seen from the folder the command was started in (`crate::shown::root_prefix`;
+    /// the CLI sets it). Default `""` (the language server, whose paths are the client's).
+    pub hint_prefix: String,
 }
 
 impl<'a> RunOptions<'a> {
@@ -146,6 +151,7 @@ impl<'a> RunOptions<'a> {
             allow_no_agent: false,
             judge: None,
             cancelled: None,
+            hint_prefix: String::new(),
         }
     }
 }
@@ -183,14 +189,15 @@ pub fn discover(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<String> {
 /// or a [`NoAgent`] (the case is reported "not run"). The model's sources (a cassette, the
 /// live model) are run by [`run_model_case`].
 fn case_agent(opts: &RunOptions<'_>, path: &str, source: AgentSource) -> Box<dyn Agent> {
+    let shown = format!("{}{path}", opts.hint_prefix);
     match source {
         AgentSource::AgentScript { .. } => scripted_agent(opts.fs, path),
         AgentSource::Cassette { .. } | AgentSource::Live => Box::new(NoAgent(format!(
             "no agent: live runs are allowed but no model is configured; {}",
-            not_run_message(path, &agent_script_path(path))
+            not_run_message(&shown, &agent_script_path(path))
         ))),
         AgentSource::NoAgent { script_path } => {
-            Box::new(NoAgent(not_run_message(path, &script_path)))
+            Box::new(NoAgent(not_run_message(&shown, &script_path)))
         }
     }
 }

@@ -268,7 +268,7 @@ fn main() -> ExitCode {
             code(cli::run_check(
                 &opts,
                 &cwd,
-                &mut std::io::stdout().lock(),
+                &mut cli::QuietPipe::new(std::io::stdout().lock()),
                 &mut std::io::stderr(),
             ))
         }
@@ -330,7 +330,7 @@ fn main() -> ExitCode {
             code(cli::run_test(
                 &opts,
                 &cwd,
-                &mut std::io::stdout().lock(),
+                &mut cli::QuietPipe::new(std::io::stdout().lock()),
                 &mut std::io::stderr(),
             ))
         }
@@ -340,7 +340,7 @@ fn main() -> ExitCode {
                 &case,
                 force,
                 &cwd,
-                &mut std::io::stdout().lock(),
+                &mut cli::QuietPipe::new(std::io::stdout().lock()),
                 &mut std::io::stderr(),
             ))
         }
@@ -350,7 +350,7 @@ fn main() -> ExitCode {
                 &case,
                 force,
                 &cwd,
-                &mut std::io::stdout().lock(),
+                &mut cli::QuietPipe::new(std::io::stdout().lock()),
                 &mut std::io::stderr(),
             ))
         }
@@ -359,7 +359,7 @@ fn main() -> ExitCode {
             code(wfx_runner::cassette::scrub::run_cli(
                 &paths,
                 &cwd,
-                &mut std::io::stdout().lock(),
+                &mut cli::QuietPipe::new(std::io::stdout().lock()),
                 &mut std::io::stderr(),
             ))
         }
@@ -384,7 +384,7 @@ fn main() -> ExitCode {
             code(cli::graph::run_graph(
                 &opts,
                 &cwd,
-                &mut std::io::stdout().lock(),
+                &mut cli::QuietPipe::new(std::io::stdout().lock()),
                 &mut std::io::stderr(),
             ))
         }

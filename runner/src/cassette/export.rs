@@ -200,7 +200,10 @@ pub fn run_cli(
                 stderr,
                 "wrote {}: the case's cassette is used first while it exists; move it away to run the script with `wfx-lsp test {}`",
                 inert(&p),
-                inert(&rel)
+                inert(&format!(
+                    "{}{rel}",
+                    crate::shown::root_prefix(fs.root(), cwd)
+                ))
             );
             0
         }

@@ -90,17 +90,29 @@ pub fn workspace_secrets(fs: &DiskFiles) -> Secrets {
     Secrets::from_env(vars)
 }
 
-/// `wfx-lsp scrub`: the workspace is `cwd`; `paths` are cassettes relative to it (none:
-/// every `*.cassette.json` below `workflows/`). Prints `<path>: <n> value(s) replaced` per
-/// cassette on stdout and `Error: <path>: <reason>` on stderr for one that cannot be
-/// scrubbed (the others are still processed). Returns the exit code: 0, or 2 when any
-/// cassette failed or there were more than [`MAX_CASSETTES`].
+/// `wfx-lsp scrub`: the workspace is `cwd`, which must hold `workflows/` (else an error,
+/// exit 2); `paths` are cassettes relative to it (none: every `*.cassette.json` below
+/// `workflows/`). Prints `<path>: <n> value(s) replaced` per cassette on stdout,
+/// `Error: <path>: <reason>` on stderr for one that cannot be scrubbed (the others are
+/// still processed), and a tally on stderr counting only the cassettes scrubbed
+/// (`scrubbed 1 cassette(s): 2 value(s) replaced; 1 failed`). Returns the exit code: 0, or
+/// 2 when any cassette failed, there was no workspace, or more than [`MAX_CASSETTES`].
 pub fn run_cli(
     paths: &[String],
     cwd: &Path,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> i32 {
+    // The workspace is where `.env` and `workflows/` are: started anywhere else (inside
+    // `workflows/`, an empty folder), nothing can be scrubbed with the right secrets.
+    if !cwd.join("workflows").is_dir() {
+        let _ = writeln!(
+            stderr,
+            "Error: no workflows/ folder in {}; run scrub from the workspace root",
+            inert(&cwd.display().to_string())
+        );
+        return 2;
+    }
     let fs = DiskFiles::new(cwd);
     let secrets = workspace_secrets(&fs);
     let list: Vec<String> = if paths.is_empty() {
@@ -124,6 +136,7 @@ pub fn run_cli(
     }
     let mut code = 0;
     let mut total = 0usize;
+    let mut scrubbed = 0usize;
     for p in &list {
         match scrub_one(&fs, p, &secrets) {
             Scrubbed::Replaced {
@@ -131,6 +144,7 @@ pub fn run_cli(
                 key_shaped,
             } => {
                 total += replaced;
+                scrubbed += 1;
                 let _ = writeln!(stdout, "{}: {replaced} value(s) replaced", inert(p));
                 if !key_shaped.is_empty() {
                     let mut kinds = key_shaped.clone();
@@ -153,8 +167,11 @@ pub fn run_cli(
     }
     let _ = writeln!(
         stderr,
-        "scrubbed {} cassette(s): {total} value(s) replaced",
-        list.len()
+        "scrubbed {scrubbed} cassette(s): {total} value(s) replaced{}",
+        match list.len() - scrubbed {
+            0 => String::new(),
+            n => format!("; {n} failed"),
+        }
     );
     code
 }

@@ -26,6 +26,7 @@ use wfx_schemas::inert::inert;
 
 use render::Report;
 use wfx_runner::disk::DiskFiles;
+use wfx_runner::shown::{lexical_absolute, relative_prefix};
 
 /// Output formats of `check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -113,27 +114,6 @@ fn workspace_root(path: &Path) -> std::path::PathBuf {
     }
 }
 
-/// `to` as seen from `from` (both absolute, canonical), `/`-terminated, `""` when equal:
-/// `ws/`, `../../`; an absolute path when they share nothing but `/`.
-fn relative_prefix(to: &Path, from: &Path) -> String {
-    let t: Vec<_> = to.components().collect();
-    let f: Vec<_> = from.components().collect();
-    let common = t.iter().zip(&f).take_while(|(a, b)| a == b).count();
-    if common <= 1 {
-        let s = to.to_string_lossy().replace('\\', "/");
-        return if s.ends_with('/') { s } else { format!("{s}/") };
-    }
-    let mut out = String::new();
-    for _ in common..f.len() {
-        out.push_str("../");
-    }
-    for c in t.iter().skip(common) {
-        out.push_str(&c.as_os_str().to_string_lossy());
-        out.push('/');
-    }
-    out
-}
-
 /// `workflows/<slug>` for a workspace-relative path at or below a workflow folder, else the
 /// path unchanged (`check --whole-workflows`).
 fn workflow_of(rel: &str) -> String {
@@ -142,22 +122,6 @@ fn workflow_of(rel: &str) -> String {
         Some(w) if segs.get(w + 1).is_some_and(|s| !s.is_empty()) => segs[..w + 2].join("/"),
         _ => rel.to_owned(),
     }
-}
-
-/// `path` joined on `cwd` (absolute, canonical), with `.` dropped and `..` popping the
-/// previous name, on the text: no link is resolved.
-fn lexical_absolute(cwd: &Path, path: &Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::new();
-    for c in cwd.join(path).components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Groups the arguments by workspace root. `Err` names an argument that does not exist.
@@ -441,13 +405,35 @@ pub fn run_check(
                 inert(&opts.paths.join(", ")).into_owned()
             }
         );
+        // A machine reader still gets its document: no diagnostics, `unchecked` filled.
+        if matches!(opts.format, Format::Json | Format::Sarif) {
+            let _ = write_report(opts, &report, stdout, stderr);
+        }
         return EXIT_USAGE;
     }
+    if let Err(code) = write_report(opts, &report, stdout, stderr) {
+        return code;
+    }
+    if report.errors() > 0 {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Renders `report` in `opts.format` on `stdout`; `Err(EXIT_USAGE)` (said on `stderr`)
+/// when it cannot be written.
+fn write_report(
+    opts: &CheckOptions,
+    report: &Report,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<(), i32> {
     let written = match opts.format {
-        Format::Human => render::human(&report, opts.color, stdout),
-        Format::Json => render::json(&report, stdout),
-        Format::Github => render::github(&report, stdout),
-        Format::Sarif => render::sarif(&report, stdout),
+        Format::Human => render::human(report, opts.color, stdout),
+        Format::Json => render::json(report, stdout),
+        Format::Github => render::github(report, stdout),
+        Format::Sarif => render::sarif(report, stdout),
     };
     if let Err(e) = written.and_then(|()| stdout.flush()) {
         let _ = writeln!(
@@ -455,12 +441,62 @@ pub fn run_check(
             "error: cannot write the output: {}",
             inert(&e.to_string())
         );
-        return EXIT_USAGE;
+        return Err(EXIT_USAGE);
     }
-    if report.errors() > 0 {
-        EXIT_FINDINGS
-    } else {
-        EXIT_OK
+    Ok(())
+}
+
+/// A writer for a command's results on stdout: a write or flush that fails because the
+/// reader went away (`BrokenPipe`, EPIPE: `wfx-lsp check --format sarif | head -1`) is
+/// taken as done, and every later write is dropped, so the command ends quietly with the
+/// exit code it would have had, like other Unix tools, instead of reporting an error.
+/// Other errors (a full disk) pass through.
+#[derive(Debug)]
+pub struct QuietPipe<W> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> QuietPipe<W> {
+    /// Wraps `inner` (the process's stdout).
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            closed: false,
+        }
+    }
+
+    /// Whether the reader went away (a write hit EPIPE).
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+}
+
+impl<W: Write> Write for QuietPipe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
+        }
     }
 }
 
@@ -513,6 +549,30 @@ mod tests {
         assert_eq!(n, 2);
         let (out, n) = apply_edits("é", &[edit(1, 2, "x")]);
         assert_eq!((out.as_str(), n), ("é", 0));
+    }
+
+    /// A sink that refuses every write as a closed pipe (or as `kind`).
+    struct Refusing(std::io::ErrorKind);
+
+    impl Write for Refusing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(self.0.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Err(self.0.into())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_is_quiet_and_other_errors_pass() {
+        let mut w = QuietPipe::new(Refusing(std::io::ErrorKind::BrokenPipe));
+        assert!(!w.closed());
+        assert!(writeln!(w, "first").is_ok());
+        assert!(w.closed());
+        assert!(w.flush().is_ok());
+        let mut w = QuietPipe::new(Refusing(std::io::ErrorKind::StorageFull));
+        assert!(writeln!(w, "x").is_err());
+        assert!(!w.closed());
     }
 
     #[test]

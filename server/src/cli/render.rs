@@ -410,6 +410,10 @@ fn sarif_region(sources: &BTreeMap<&str, Source<'_>>, file: &str, range: TextRan
 /// A SARIF 2.1.0 log with one run: the driver lists every registry code as a rule
 /// (`helpUri` → the diagnostics page anchor), each result names its rule, level, message
 /// and region; related sites become `relatedLocations`. `columnKind` is `utf16CodeUnits`.
+/// Paths that named nothing checkable become the run's `invocations[0]`
+/// `toolExecutionNotifications` (`"not checked: <reason>"`, an error when no file was
+/// checked, else a warning; `executionSuccessful` is false then); without any, the run has no
+/// `invocations`.
 pub fn sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let sources = report.sources();
     let codes = all_codes();
@@ -464,18 +468,48 @@ pub fn sarif(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             r
         })
         .collect();
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": "wfx-lsp",
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        }},
+        "columnKind": "utf16CodeUnits",
+        "results": results,
+    });
+    if !report.unchecked.is_empty()
+        && let Some(obj) = run.as_object_mut()
+    {
+        // Paths that named nothing checkable: one notification each, an error when nothing
+        // at all was checked (the run then exits 2), else a warning.
+        let level = if report.files == 0 {
+            "error"
+        } else {
+            "warning"
+        };
+        let notes: Vec<Value> = report
+            .unchecked
+            .iter()
+            .map(|(path, reason)| {
+                json!({
+                    "level": level,
+                    "message": {"text": format!("not checked: {reason}")},
+                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": sarif_uri(path)}}}],
+                })
+            })
+            .collect();
+        obj.insert(
+            "invocations".into(),
+            json!([{
+                "executionSuccessful": report.files > 0,
+                "toolExecutionNotifications": notes,
+            }]),
+        );
+    }
     let doc = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "wfx-lsp",
-                "version": env!("CARGO_PKG_VERSION"),
-                                "rules": rules,
-            }},
-            "columnKind": "utf16CodeUnits",
-            "results": results,
-        }],
+        "runs": [run],
     });
     let text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
     writeln!(out, "{text}")
