@@ -250,6 +250,13 @@ fn hints_name_paths_from_the_current_folder() {
     );
     let hint = format!("`wfx-lsp scaffold ../../{CASE}`");
     assert!(out.contains(&hint) || err.contains(&hint), "{out}{err}");
+    // A case with an error: scaffold's `wfx-lsp check` hint works from here too.
+    let bad = "workflows/order-lookup/tests/bad.test.yaml";
+    std::fs::write(ws.join(bad), "title: x\nsteps:\n  - sned: hi\n").unwrap();
+    let (code, _, err) = run(tmp.path(), &["scaffold", &format!("ws/{bad}")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&format!("`wfx-lsp check ws/{bad}`")), "{err}");
+    std::fs::remove_file(ws.join(bad)).unwrap();
     // From the root it is unchanged.
     let (_, out, err) = run(&ws, &["test", "--skip-grades"]);
     let hint = format!("`wfx-lsp scaffold {CASE}`");

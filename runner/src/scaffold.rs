@@ -507,6 +507,14 @@ pub fn run_cli(
             0
         }
         Err(m) => {
+            // The `wfx-lsp check` hint names the case from the current folder too.
+            let m = m.replace(
+                &format!("`wfx-lsp check {rel}`"),
+                &format!(
+                    "`wfx-lsp check {}{rel}`",
+                    crate::shown::root_prefix(fs.root(), cwd)
+                ),
+            );
             let _ = writeln!(stderr, "Error: {}", inert(&m));
             1
         }
