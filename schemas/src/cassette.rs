@@ -458,10 +458,47 @@ pub fn digest(text: &str) -> String {
 /// llama.cpp server takes) are no provider's credential, and replacing them would rewrite
 /// ordinary words of the recorded prompts, so every replay would warn of prompt drift.
 /// Source: design doc §5.5, STYLE §10; docs/cassettes.md "Secrets".
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Secrets {
     /// (name, value), longest value first, so a value containing another is replaced whole.
     values: Vec<(String, String)>,
+    /// One automaton over every value (leftmost-longest) with each value's placeholder,
+    /// built on first use after the last [`Secrets::add`]: one pass over a string finds
+    /// every secret, so redaction costs O(string length), not O(secrets × length)
+    /// (third break-it pass, F3: 10,000 secrets × a 7 MB cassette took 49 CPU s).
+    matcher: std::sync::OnceLock<Option<(aho_corasick::AhoCorasick, Vec<String>)>>,
+    /// Work done, for the bounded-work tests: automata built, strings scanned.
+    builds: std::sync::atomic::AtomicUsize,
+    scans: std::sync::atomic::AtomicUsize,
+}
+
+impl Clone for Secrets {
+    fn clone(&self) -> Self {
+        Self {
+            values: self.values.clone(),
+            matcher: self.matcher.clone(),
+            builds: Default::default(),
+            scans: Default::default(),
+        }
+    }
+}
+
+impl PartialEq for Secrets {
+    fn eq(&self, other: &Self) -> bool {
+        self.values == other.values
+    }
+}
+
+impl Eq for Secrets {}
+
+/// Work a [`Secrets`] has done since it was made or cloned: how many times its automaton
+/// was built and how many strings (values and object keys) it scanned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RedactWork {
+    /// Automata built (one per set of secrets, however many strings are redacted).
+    pub builds: usize,
+    /// Strings scanned (each once, however many secrets there are).
+    pub scans: usize,
 }
 
 impl Secrets {
@@ -484,21 +521,31 @@ impl Secrets {
         let mut s = Self::default();
         for (name, value) in vars {
             if Self::is_secret_name(&name) && value.chars().count() >= Self::MIN_LEN {
-                s.add(name, value);
+                s.values.push((name, value));
             }
         }
+        s.normalise();
         s
     }
 
     /// Adds one secret (an empty value is ignored).
     pub fn add(&mut self, name: impl Into<String>, value: impl Into<String>) {
         let (name, value) = (name.into(), value.into());
-        if value.is_empty() || self.values.iter().any(|(_, v)| *v == value) {
+        if value.is_empty() {
             return;
         }
         self.values.push((name, value));
+        self.normalise();
+    }
+
+    /// Longest value first (ties by name), one entry per value (the first name kept, as
+    /// [`Secrets::add`] always did), and the automaton rebuilt on next use.
+    fn normalise(&mut self) {
+        let mut seen = std::collections::HashSet::new();
+        self.values.retain(|(_, v)| seen.insert(v.clone()));
         self.values
             .sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+        self.matcher = std::sync::OnceLock::new();
     }
 
     /// True when there is nothing to redact.
@@ -506,22 +553,57 @@ impl Secrets {
         self.values.is_empty()
     }
 
-    /// `text` with every secret value replaced by its placeholder, and the count replaced.
-    pub fn redact(&self, text: &str) -> (String, usize) {
-        let mut out = text.to_owned();
-        let mut n = 0;
-        for (name, value) in &self.values {
-            let k = out.matches(value.as_str()).count();
-            if k > 0 {
-                out = out.replace(value.as_str(), &placeholder(name));
-                n += k;
-            }
+    /// The work done so far (see [`RedactWork`]).
+    pub fn work(&self) -> RedactWork {
+        use std::sync::atomic::Ordering::Relaxed;
+        RedactWork {
+            builds: self.builds.load(Relaxed),
+            scans: self.scans.load(Relaxed),
         }
+    }
+
+    fn matcher(&self) -> Option<&(aho_corasick::AhoCorasick, Vec<String>)> {
+        self.matcher
+            .get_or_init(|| {
+                if self.values.is_empty() {
+                    return None;
+                }
+                self.builds
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let ac = aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+                    .build(self.values.iter().map(|(_, v)| v.as_str()))
+                    .ok()?;
+                let names = self.values.iter().map(|(n, _)| placeholder(n)).collect();
+                Some((ac, names))
+            })
+            .as_ref()
+    }
+
+    /// `text` with every secret value replaced by its placeholder, and the count replaced.
+    /// One leftmost-longest pass: where two values overlap, the longer one is replaced whole.
+    pub fn redact(&self, text: &str) -> (String, usize) {
+        let Some((ac, placeholders)) = self.matcher() else {
+            return (text.to_owned(), 0);
+        };
+        self.scans
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut out = String::with_capacity(text.len());
+        let mut n = 0;
+        let mut last = 0;
+        for m in ac.find_iter(text) {
+            out.push_str(&text[last..m.start()]);
+            out.push_str(&placeholders[m.pattern().as_usize()]);
+            last = m.end();
+            n += 1;
+        }
+        out.push_str(&text[last..]);
         (out, n)
     }
 
     /// Redacts every string of a JSON value, object keys included, in place; returns the
-    /// count replaced. Iterative (a work list), so depth costs no stack.
+    /// count replaced. Iterative (a work list), so depth costs no stack; each string and
+    /// key is scanned once.
     pub fn redact_value(&self, v: &mut Value) -> usize {
         if self.values.is_empty() {
             return 0;
@@ -539,12 +621,12 @@ impl Secrets {
                 }
                 Value::Array(a) => work.extend(a.iter_mut()),
                 Value::Object(o) => {
-                    let keys: Vec<String> = o.keys().cloned().collect();
-                    if keys.iter().any(|k| self.redact(k).1 > 0) {
+                    let keys: Vec<(String, usize)> = o.keys().map(|k| self.redact(k)).collect();
+                    let c: usize = keys.iter().map(|(_, c)| c).sum();
+                    if c > 0 {
+                        n += c;
                         let old = std::mem::take(o);
-                        for (k, val) in old {
-                            let (k2, c) = self.redact(&k);
-                            n += c;
+                        for ((k2, _), (_, val)) in keys.into_iter().zip(old) {
                             o.insert(k2, val);
                         }
                     }
@@ -905,6 +987,61 @@ mod tests {
             assert!(text.contains(kept), "{kept} not in {text}");
         }
         assert!(parse(&text).is_ok());
+    }
+
+    #[test]
+    fn many_secrets_times_many_strings_is_one_automaton_and_one_scan_per_string() {
+        // Third break-it pass, F3: the per-value loop scanned every string once per secret
+        // (10,000 `.env` keys × a 7 MB cassette: 49 CPU s). Now one automaton, one pass.
+        let secrets = 2_000;
+        let strings = 500;
+        let s = Secrets::from_env(
+            (0..secrets).map(|i| (format!("K{i}_TOKEN"), format!("secret-value-{i:06}"))),
+        );
+        // Built lazily: nothing is built before the first redaction.
+        assert_eq!(s.work(), RedactWork::default());
+        let mut v = Value::Object(
+            (0..strings)
+                .map(|i| {
+                    (
+                        format!("key {i}"),
+                        json!(format!("a string holding secret-value-{:06} once", i * 3)),
+                    )
+                })
+                .collect(),
+        );
+        let n = s.redact_value(&mut v);
+        assert_eq!(n, strings);
+        // One automaton; each key and each value scanned once, not once per secret.
+        assert_eq!(
+            s.work(),
+            RedactWork {
+                builds: 1,
+                scans: 2 * strings
+            }
+        );
+        let text = v.to_string();
+        assert!(!text.contains("secret-value-"), "{text}");
+        assert!(text.contains("holding <ENV:K3_TOKEN> once"), "{text}");
+        // Again: the automaton is reused.
+        s.redact("secret-value-000001");
+        assert_eq!(s.work().builds, 1);
+        // Adding a secret rebuilds it once, on next use.
+        let mut s2 = s.clone();
+        s2.add("EXTRA_KEY", "another-secret");
+        assert_eq!(s2.redact("x another-secret secret-value-000002").1, 2);
+        assert_eq!(s2.work().builds, 1);
+    }
+
+    #[test]
+    fn a_value_containing_another_is_replaced_whole() {
+        let s = Secrets::from_env([
+            ("SHORT_KEY".to_owned(), "abcdefgh".to_owned()),
+            ("LONG_KEY".to_owned(), "xxabcdefghyy".to_owned()),
+        ]);
+        let (out, n) = s.redact("1 xxabcdefghyy 2 abcdefgh 3");
+        assert_eq!(out, "1 <ENV:LONG_KEY> 2 <ENV:SHORT_KEY> 3");
+        assert_eq!(n, 2);
     }
 
     #[test]
