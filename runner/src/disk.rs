@@ -53,10 +53,10 @@ use wfx_schemas::files::{DirEntry, FileAccess, FileError};
 
 /// Files larger than this (bytes) are refused by their size, before any of it is read, with
 /// [`FileError::TooLarge`], so no single file can exhaust memory ("bounded work",
-/// docs/security.md). 16 MiB: the largest file any format reads (a cassette,
-/// `cassette::MAX_BYTES`); callers reading a smaller kind pass its own bound to
+/// docs/security.md). 16 MiB: the largest file any format reads, a cassette; it *is*
+/// `cassette::MAX_BYTES`, the bound `check` reads cassettes with too; callers reading a smaller kind pass its own bound to
 /// [`FileAccess::read_max`] (a YAML document 8 MiB, a hook or skill script 1 MiB).
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = wfx_schemas::cassette::MAX_BYTES as u64;
 
 /// The largest old file [`append_file`] reads to extend (`history.jsonl`), in bytes: 64 MiB.
 /// An output file, not a workspace input, so it has its own, larger bound.

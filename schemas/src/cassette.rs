@@ -1045,6 +1045,49 @@ mod tests {
     }
 
     #[test]
+    fn check_reads_cassettes_up_to_the_cassette_bound_not_the_document_bound() {
+        // Third break-it pass, F7: a 13.5 MB cassette was WFX008 in `check` (8 MiB, the
+        // document bound) while `test` replayed it (16 MiB). Both now use `MAX_BYTES`.
+        let path = "workflows/w/tests/refund.cassette.json";
+        let padded = |size: usize| {
+            let (mut text, _) = to_json(&sample(), &Secrets::default());
+            text.push_str(&" ".repeat(size - text.len()));
+            text
+        };
+        let codes = |fs: &MemFiles| -> Vec<String> {
+            crate::check::check_file(fs, path)
+                .iter()
+                .map(|d| format!("{} {}", d.code.code, d.message))
+                .collect()
+        };
+        // 9 MiB: over the document bound, under the cassette bound: read and parsed (the
+        // one finding is its staleness: there is no case beside it), loadable by a run.
+        let mut fs = MemFiles::new();
+        fs.insert(path, padded(9 * 1024 * 1024).into_bytes());
+        let found = codes(&fs);
+        assert!(found.iter().all(|c| !c.starts_with("WFX008")), "{found:?}");
+        assert!(
+            !found.is_empty(),
+            "a stale cassette must be reported: {found:?}"
+        );
+        assert!(load(&fs, path).unwrap().is_some());
+        // 17 MiB: refused unread by `check` (WFX008) and by a run's load (TooLarge).
+        let mut fs = MemFiles::new();
+        fs.insert(path, padded(17 * 1024 * 1024).into_bytes());
+        let found = codes(&fs);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("WFX008"), "{found:?}");
+        assert!(
+            found[0].contains("16 MiB") && found[0].contains("not read"),
+            "{found:?}"
+        );
+        assert_eq!(
+            load(&fs, path).unwrap_err().kind,
+            CassetteErrorKind::TooLarge
+        );
+    }
+
+    #[test]
     fn a_placeholder_key_shorter_than_the_bound_leaves_the_prompts_alone() {
         // A local server's placeholder key (`ARCHMAX_API_KEY=none`, docs/live-agent.md's
         // llama.cpp example) is no secret; redacting it rewrote every "none" of the recorded

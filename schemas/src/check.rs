@@ -192,10 +192,22 @@ pub const DOC_MAX_BYTES: u64 = crate::yaml::MAX_BYTES as u64;
 /// happens (bounded work, docs/security.md).
 pub const MAX_SCRIPT_BYTES: u64 = 1024 * 1024;
 
+/// The bound (bytes) `check`, the server and a run read a file of `kind` with: a cassette
+/// [`crate::cassette::MAX_BYTES`] (16 MiB, the runner's `disk::MAX_FILE_BYTES` is the same
+/// constant), any other document [`DOC_MAX_BYTES`] (8 MiB). One bound per kind, so `check`
+/// never refuses (`WFX008`) a cassette that `test` replays (third break-it pass, F7).
+pub fn max_bytes_of(kind: &FileKind) -> u64 {
+    match kind {
+        FileKind::Cassette(_) => crate::cassette::MAX_BYTES as u64,
+        _ => DOC_MAX_BYTES,
+    }
+}
+
 /// Reads a file as text, turning failures into a diagnostic at the top of the file. A file
-/// over [`DOC_MAX_BYTES`] is refused by its size before it is read (`WFX008`).
+/// over its kind's bound ([`max_bytes_of`]) is refused by its size before it is read
+/// (`WFX008`).
 fn read(fs: &dyn FileAccess, path: &str) -> Result<String, Diagnostic> {
-    match fs.read_max(path, DOC_MAX_BYTES) {
+    match fs.read_max(path, max_bytes_of(&workspace::classify(path))) {
         Ok(bytes) => crate::text::decode_vec(bytes).map_err(|at| {
             Diagnostic::new(
                 &diagnostics::INVALID_UTF8,

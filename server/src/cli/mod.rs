@@ -191,9 +191,11 @@ pub const MAX_FRAME_TEXT_BYTES: u64 = 64 * 1024 * 1024;
 /// Text of a file for rendering: BOM stripped, invalid UTF-8 replaced (offsets before the
 /// first invalid byte are unchanged, which is where the WFX006 diagnostic points). `None`
 /// for a file over `budget` bytes (what is left of [`MAX_FRAME_TEXT_BYTES`]) or over the
-/// 8 MiB bound of a workspace document, which is refused by its size, never read.
+/// bound of its kind (`check::max_bytes_of`: 16 MiB a cassette, 8 MiB any other document),
+/// which is refused by its size, never read.
 fn load_text(fs: &dyn FileAccess, path: &str, budget: u64) -> Option<String> {
-    let bound = budget.min(wfx_schemas::check::DOC_MAX_BYTES);
+    let kind = wfx_schemas::workspace::classify(path);
+    let bound = budget.min(wfx_schemas::check::max_bytes_of(&kind));
     let bytes = fs.read_max(path, bound).ok()?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
     Some(String::from_utf8_lossy(bytes).into_owned())

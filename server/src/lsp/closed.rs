@@ -162,11 +162,12 @@ fn check_closed(
         return None;
     }
     // A link leaving the workspace is reported as such (WFX010) and never read; a file
-    // over the document bound is skipped unread (`check` reports it as WFX008).
+    // over its kind's bound (`check::max_bytes_of`) is skipped unread (`check` reports it as WFX008).
     let text = if fs.leaves_workspace(rel) {
         String::new()
     } else {
-        match fs.read_text_max(rel, wfx_schemas::check::DOC_MAX_BYTES) {
+        let kind = wfx_schemas::workspace::classify(rel);
+        match fs.read_text_max(rel, wfx_schemas::check::max_bytes_of(&kind)) {
             Ok(t) => t,
             Err(e) => {
                 tracing::debug!("workspace diagnostics: skipping {rel}: {e}");
