@@ -600,6 +600,77 @@ fn a_non_json_body_is_reported_with_status_type_and_snippet() {
 }
 
 #[test]
+fn a_key_the_endpoint_echoes_in_an_error_is_redacted() {
+    // Break-it pass 3, finding F4: a 400 body echoing the Authorization header reached the
+    // error line (and the HTML report, the editor) verbatim. `run_tiny` asserts the key is
+    // in no output; the placeholder shows where it was.
+    let body = format!("{{\"error\":\"bad key Bearer {KEY}\"}}");
+    let (ws, fake) = tiny(move |_| Reply::status(400, "application/json", &body));
+    let (code, text) = run_tiny(ws.path(), &fake);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("rejected the request (HTTP 400)")
+            && text.contains("bad key Bearer <ENV:ARCHMAX_API_KEY>"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_key_the_model_echoes_in_its_reply_reaches_no_output_or_report() {
+    // F4 again, through a reply: spelled with a JSON escape (`\u0073` is `s`), so only the
+    // decoded strings show the key. The narration (`--verbose`), `--json` and every report
+    // under `--out` are searched for it.
+    let escaped = format!("\\u0073{}", &KEY[1..]);
+    let body = format!(
+        "{{\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"hello, key is Bearer {escaped}\"}},\"finish_reason\":\"stop\"}}],\"usage\":{{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}}}"
+    );
+    assert!(!body.contains(KEY));
+    let (ws, fake) = tiny(move |_| Reply::status(200, "application/json", &body));
+    let out_dir = ws.path().join("out");
+    let out = wfx()
+        .current_dir(ws.path())
+        .env("ARCHMAX_API_BASE_URL", &fake.base)
+        .env("ARCHMAX_API_KEY", KEY)
+        .env("ARCHMAX_MODEL", MODEL)
+        .args(["test", "tiny", "--live", "--json", "--verbose", "--out"])
+        .arg(&out_dir)
+        .args([
+            "--reporter",
+            "json",
+            "--reporter",
+            "html",
+            "--reporter",
+            "markdown",
+            "--reporter",
+            "junit",
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains(KEY), "the key leaked: {text}");
+    assert!(
+        text.contains("key is Bearer <ENV:ARCHMAX_API_KEY>"),
+        "{text}"
+    );
+    let mut files = Vec::new();
+    all_files(&out_dir, &mut files);
+    assert!(files.len() >= 4, "{files:?}");
+    for f in files {
+        let content = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(
+            !content.contains(KEY),
+            "the key leaked into {}",
+            f.display()
+        );
+    }
+}
+
+#[test]
 fn a_slow_endpoint_times_out_within_the_case_budget() {
     let (ws, fake) = tiny(|_| {
         let mut r = hello();

@@ -103,9 +103,20 @@ pub fn parse_dotenv(text: &str) -> Vec<(String, String)> {
     out
 }
 
+/// Set by [`merge_env`] when `.env` named an endpoint that was not taken because the key
+/// came from the environment; [`from_vars`] then says why the endpoint is missing.
+const REFUSED_DOTENV_URL: &str = "\0wfx: .env endpoint refused";
+
 /// The variables of a run: `dotenv` (the workspace root's `.env`) under `process` (the
 /// real environment wins; a variable set but blank in the environment counts as unset
 /// there, as the reference's loader reads blank as missing).
+///
+/// The key and the endpoint come from the same place: when `ARCHMAX_API_KEY` is set in the
+/// environment (a CI secret, a developer's shell), `ARCHMAX_API_BASE_URL` is taken from the
+/// environment only, never from the repository's `.env`: otherwise a pull request could
+/// send the CI's key to a host of its choosing (docs/security.md "The live model",
+/// break-it pass 3, F5). Without the endpoint in the environment, [`from_vars`] fails and
+/// says so.
 pub fn merge_env(
     process: &dyn Fn(&str) -> Option<String>,
     dotenv: &[(String, String)],
@@ -129,6 +140,12 @@ pub fn merge_env(
             .or_else(|| file.get(n).cloned().filter(|v| !v.trim().is_empty()));
         if let Some(v) = v {
             merged.insert(n.to_owned(), v);
+        }
+    }
+    let set = |v: Option<String>| v.filter(|v| !v.trim().is_empty()).is_some();
+    if set(process("ARCHMAX_API_KEY")) && !set(process("ARCHMAX_API_BASE_URL")) {
+        if merged.remove("ARCHMAX_API_BASE_URL").is_some() {
+            merged.insert(REFUSED_DOTENV_URL.to_owned(), String::new());
         }
     }
     move |k: &str| merged.get(k).cloned()
@@ -156,6 +173,9 @@ pub fn from_vars(get: &dyn Fn(&str) -> Option<String>) -> Result<ModelEnv, Strin
         .filter(|n| get(n).is_none_or(|v| v.trim().is_empty()))
         .collect();
     if !missing.is_empty() {
+        if get(REFUSED_DOTENV_URL).is_some() {
+            return Err("ARCHMAX_API_KEY is set in the environment but ARCHMAX_API_BASE_URL only in the workspace's .env, which may not choose where that key is sent: set ARCHMAX_API_BASE_URL in the environment too (or both in .env).".into());
+        }
         return Err(format!(
             "Missing required environment variable{}: {}. Set {} in the environment or in the workspace's .env file.",
             if missing.len() == 1 { "" } else { "s" },
@@ -260,6 +280,29 @@ mod tests {
         assert_eq!(env.base_url, "http://h/v1");
         assert_eq!(env.temperature, Some(0.2));
         assert!(!format!("{env:?}").contains("sk-file"));
+    }
+
+    #[test]
+    fn a_dotenv_endpoint_is_refused_for_a_key_from_the_environment() {
+        // Break-it pass 3, F5: the repository's .env chose where the CI's key was sent.
+        let dot = parse_dotenv("ARCHMAX_API_BASE_URL=http://evil.example/v1\nARCHMAX_MODEL=m\n");
+        let process = vars(&[("ARCHMAX_API_KEY", "sk-from-ci-secret")]);
+        let e = from_vars(&merge_env(&process, &dot)).unwrap_err();
+        assert!(e.contains("only in the workspace's .env"), "{e}");
+        assert!(!e.contains("sk-from-ci"), "{e}");
+        // Both in the environment: the environment's endpoint.
+        let process = vars(&[
+            ("ARCHMAX_API_KEY", "sk-from-ci-secret"),
+            ("ARCHMAX_API_BASE_URL", "https://api.example/v1"),
+        ]);
+        let env = from_vars(&merge_env(&process, &dot)).unwrap();
+        assert_eq!(env.base_url, "https://api.example/v1");
+        // Both in .env (a developer's own file): taken as before.
+        let dot = parse_dotenv(
+            "ARCHMAX_API_BASE_URL=http://h/v1\nARCHMAX_API_KEY=sk-file-key\nARCHMAX_MODEL=m\n",
+        );
+        let env = from_vars(&merge_env(&vars(&[]), &dot)).unwrap();
+        assert_eq!(env.base_url, "http://h/v1");
     }
 
     #[test]

@@ -7,9 +7,15 @@
 //! [`MAX_RETRIES`] times, waiting `Retry-After` (seconds, capped at
 //! [`MAX_RETRY_AFTER_MS`]) or an exponential backoff; a body over [`MAX_BODY_BYTES`] is an
 //! error. The key is only ever put in the `Authorization` header: no error, log or value
-//! returned here contains it ("no secrets in output", docs/security.md).
+//! returned here contains it ("no secrets in output", docs/security.md), even when the
+//! endpoint echoes it: every response body and content type is redacted (the key's value
+//! becomes `<ENV:ARCHMAX_API_KEY>`, as in a cassette) before anything reads it, both as
+//! raw text (error snippets) and, for a JSON body, in its decoded strings (a key spelled
+//! with `\u` escapes).
 
 use std::time::Duration;
+
+use wfx_schemas::cassette::Secrets;
 
 use wfx_runner::model::config::ModelEnv;
 use wfx_runner::model::wire::{
@@ -29,6 +35,9 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub struct HttpTransport {
     url: String,
     key: String,
+    /// The key as a [`Secrets`] (`ARCHMAX_API_KEY`, the cassette's length rule), for
+    /// redacting what the endpoint answers.
+    echo: Secrets,
     agent: ureq::Agent,
     /// First backoff without `Retry-After`, in ms (doubled per retry).
     pub backoff_ms: u64,
@@ -56,6 +65,7 @@ impl HttpTransport {
         Self {
             url: format!("{}/chat/completions", env.base_url),
             key: env.api_key.clone(),
+            echo: Secrets::from_env([("ARCHMAX_API_KEY".to_owned(), env.api_key.clone())]),
             agent,
             backoff_ms: 500,
         }
@@ -88,7 +98,7 @@ impl HttpTransport {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned)
         };
-        let content_type = header("content-type").unwrap_or_default();
+        let content_type = self.unechoed(header("content-type").unwrap_or_default());
         let retry_after_ms = header("retry-after")
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
@@ -107,6 +117,7 @@ impl HttpTransport {
             }
             Err(e) => return Attempt::Fail(transport_error(&e, timeout_ms)),
         };
+        let text = self.unechoed(text);
         match status {
             200..=299 => match parse_response(&text) {
                 Ok(r) => Attempt::Done(r),
@@ -129,6 +140,28 @@ impl HttpTransport {
                 status,
                 snippet: snippet(&text),
             }),
+        }
+    }
+}
+
+impl HttpTransport {
+    /// `text` (a response body or header) with the key redacted: in the raw text, then, if
+    /// it is JSON, in every decoded string and object key (re-serialised only when one
+    /// held the key). Bounded by the body cap ([`MAX_BODY_BYTES`]).
+    fn unechoed(&self, text: String) -> String {
+        if self.echo.is_empty() {
+            return text;
+        }
+        let (text, _) = self.echo.redact(&text);
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(mut v) => {
+                if self.echo.redact_value(&mut v) > 0 {
+                    v.to_string()
+                } else {
+                    text
+                }
+            }
+            Err(_) => text,
         }
     }
 }
