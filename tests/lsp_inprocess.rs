@@ -429,7 +429,8 @@ async fn watchers_are_registered_and_settings_pulled_when_the_client_can() {
             "wfx.runCase",
             "wfx.runAllCases",
             "wfx.cancelRun",
-            "wfx.showTranscript"
+            "wfx.showTranscript",
+            "wfx.recordCase"
         ]),
         "{init}"
     );
