@@ -1008,6 +1008,20 @@ fn drive<'h>(
             break;
         }
     }
+    // The last step may also use up the case's time: hooks cut at `sim.deadline_ms` end
+    // exactly there (a cut hook reads as the hook's own failure), so a case that reached
+    // its deadline fails with the timeout, as the reference's race against
+    // `tests.caseTimeoutMs` would (`tests/breakit.rs::a_step_full_of_hooks_stops_at_the_case_timeout`).
+    // `peek_ms`: a test clock's recorded timestamps do not move.
+    if result.is_ok()
+        && halted_at.is_none()
+        && env.clock.peek_ms().saturating_sub(started) >= timeout
+    {
+        result = Err(SimError(format!(
+            "case '{}' timed out after {timeout}ms (tests.caseTimeoutMs)",
+            case_id(&tests_dir, path)
+        )));
+    }
     if let Some(at) = halted_at {
         for step in case.steps.iter().filter(|s| s.index > at) {
             if let Some(key) = step.key_str().filter(|k| is_assertion(k)) {

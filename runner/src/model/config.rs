@@ -143,10 +143,11 @@ pub fn merge_env(
         }
     }
     let set = |v: Option<String>| v.filter(|v| !v.trim().is_empty()).is_some();
-    if set(process("ARCHMAX_API_KEY")) && !set(process("ARCHMAX_API_BASE_URL")) {
-        if merged.remove("ARCHMAX_API_BASE_URL").is_some() {
-            merged.insert(REFUSED_DOTENV_URL.to_owned(), String::new());
-        }
+    if set(process("ARCHMAX_API_KEY"))
+        && !set(process("ARCHMAX_API_BASE_URL"))
+        && merged.remove("ARCHMAX_API_BASE_URL").is_some()
+    {
+        merged.insert(REFUSED_DOTENV_URL.to_owned(), String::new());
     }
     move |k: &str| merged.get(k).cloned()
 }
