@@ -448,8 +448,8 @@ fn record_new_replays_the_matching_prefix_then_records_the_rest_live() {
 // ---- whole cases through the runner --------------------------------------------------
 
 const WF: &str = "title: Tiny\ninstructions: Be brief.\nstates:\n  start:\n    triggers: { manual: }\n    instructions: Greet the user.\n    transitions:\n      - to: done\n        description: The user was greeted.\n  done:\n    instructions: Stop.\n";
-const CASE: &str = "title: Hello\ndescription: The model greets the user.\nsteps:\n  - send: \"hi, my key is sk-planted-KEY-0123456789abcdef\"\n  - reply:\n      includes: [\"hello\"]\n";
-const KEY: &str = "sk-planted-KEY-0123456789abcdef";
+const CASE: &str = "title: Hello\ndescription: The model greets the user.\nsteps:\n  - send: \"hi, my key is planted-test-value-NOT-A-KEY-0123456789\"\n  - reply:\n      includes: [\"hello\"]\n";
+const KEY: &str = "planted-test-value-NOT-A-KEY-0123456789";
 const CASSETTE: &str = "workflows/tiny/tests/hello.cassette.json";
 
 fn workspace() -> tempfile::TempDir {

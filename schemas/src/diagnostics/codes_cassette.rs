@@ -38,7 +38,7 @@ code!(
     Warning,
     "wfx",
     "a cassette holds a string that looks like a credential",
-    "Cassettes are committed, so a credential in one is published. Recording replaces the values of `ARCHMAX_API_KEY` and of key-like environment variables by `<ENV:NAME>`, but a key the model saw elsewhere (a tool output, a fixture) is not an environment variable. This warning finds strings shaped like keys (`sk-…`, `Bearer …`, AWS access key ids, GitHub and Slack tokens, long high-entropy tokens). `check` never prints the string itself: the code frame masks it. Remove it, or run `wfx-lsp scrub` with the variable set to redact it by value.\n\nWarns:\n```json\n\"content\": \"use sk-proj-8fK2mQ9xLw3vRt7YbN4c\"\n```\nPasses:\n```json\n\"content\": \"use <ENV:OPENAI_API_KEY>\"\n```"
+    "Cassettes are committed, so a credential in one is published. Recording replaces the values of `ARCHMAX_API_KEY` and of key-like environment variables by `<ENV:NAME>`, but a key the model saw elsewhere (a tool output, a fixture) is not an environment variable. This warning finds strings shaped like keys (`sk-…`, `Bearer …`, AWS access key ids, GitHub and Slack tokens, long high-entropy tokens). `check` never prints the string itself: the code frame masks it. Remove it, or run `wfx-lsp scrub` with the variable set to redact it by value.\n\nWarns:\n```json\n\"content\": \"use sk-proj-EXAMPLEonlyNOTaREALkey\"\n```\nPasses:\n```json\n\"content\": \"use <ENV:OPENAI_API_KEY>\"\n```"
 );
 
 code!(

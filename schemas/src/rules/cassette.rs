@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn key_shaped_strings_warn_on_the_string_without_naming_it() {
-        let key = "sk-proj-8fK2mQ9xLw3vRt7YbN4cZ";
+        let key = "sk-proj-EXAMPLEonlyNOTaREALkey";
         let text = cassette("", &format!("use {key} now"));
         let got = check_document(&fs(), &dir(), PATH, &text);
         assert_eq!(got.len(), 1, "{got:?}");

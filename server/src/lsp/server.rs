@@ -773,6 +773,29 @@ impl Server {
         }
     }
 
+    /// Creates a server-initiated work-done progress token `wfx-{kind}-N` and registers it
+    /// under the run `key`, so `window/workDoneProgress/cancel` on it cancels that run.
+    /// `None` when the client refuses or does not answer within 2 s (bounded: a client that
+    /// never answers must not stall the run or recording).
+    async fn create_progress(&self, kind: &str, key: &str) -> Option<lsp::ProgressToken> {
+        let t = {
+            let mut st = self.run_state();
+            st.next += 1;
+            format!("wfx-{kind}-{}", st.next)
+        };
+        let tok = lsp::ProgressToken::String(t.clone());
+        let created = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            self.client.create_work_done_progress(tok.clone()),
+        )
+        .await;
+        if !matches!(created, Ok(Ok(()))) {
+            return None;
+        }
+        self.run_state().progress.insert(t, key.to_owned());
+        Some(tok)
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn run_task(
         &self,
@@ -784,25 +807,11 @@ impl Server {
         cases: Vec<String>,
         s: Session,
     ) {
-        let mut ptoken = None;
-        if s.work_done_progress && !s.run_status {
-            let t = {
-                let mut st = self.run_state();
-                st.next += 1;
-                format!("wfx-run-{}", st.next)
-            };
-            let tok = lsp::ProgressToken::String(t.clone());
-            // Bounded: a client that never answers must not stall the run.
-            let created = tokio::time::timeout(
-                std::time::Duration::from_secs(2),
-                self.client.create_work_done_progress(tok.clone()),
-            )
-            .await;
-            if matches!(created, Ok(Ok(()))) {
-                self.run_state().progress.insert(t, key.clone());
-                ptoken = Some(tok);
-            }
-        }
+        let ptoken = if s.work_done_progress && !s.run_status {
+            self.create_progress("run", &key).await
+        } else {
+            None
+        };
         let total = cases.len().max(1);
         self.progress(
             &ptoken,
@@ -1118,30 +1127,16 @@ impl Server {
         (job, mut rx): (record::Job, tokio::sync::mpsc::UnboundedReceiver<String>),
         s: Session,
     ) {
-        let mut ptoken = None;
-        if let Some(tok) = client_token {
-            if let lsp::ProgressToken::String(t) = &tok {
-                self.run_state().progress.insert(t.clone(), key.clone());
+        let ptoken = match client_token {
+            Some(tok) => {
+                if let lsp::ProgressToken::String(t) = &tok {
+                    self.run_state().progress.insert(t.clone(), key.clone());
+                }
+                Some(tok)
             }
-            ptoken = Some(tok);
-        } else if s.work_done_progress {
-            let t = {
-                let mut st = self.run_state();
-                st.next += 1;
-                format!("wfx-record-{}", st.next)
-            };
-            let tok = lsp::ProgressToken::String(t.clone());
-            // Bounded: a client that never answers must not stall the recording.
-            let created = tokio::time::timeout(
-                std::time::Duration::from_secs(2),
-                self.client.create_work_done_progress(tok.clone()),
-            )
-            .await;
-            if matches!(created, Ok(Ok(()))) {
-                self.run_state().progress.insert(t, key.clone());
-                ptoken = Some(tok);
-            }
-        }
+            None if s.work_done_progress => self.create_progress("record", &key).await,
+            None => None,
+        };
         self.progress(
             &ptoken,
             lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
