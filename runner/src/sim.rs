@@ -26,6 +26,9 @@
 //!   does. `maxParks` is enforced too; `budget.timeoutMs` applies to live model calls.
 //! * A model run has at most [`MAX_MODEL_CALLS_PER_RUN`] calls; one more kills the case
 //!   with an error naming the cap (the counterpart of the reference's recursion limit).
+//!   One model call (one answer) carries at most [`MAX_TOOL_CALLS_PER_MODEL_CALL`] tool
+//!   calls; an answer with more is not executed at all and kills the case with an error
+//!   naming the cap (docs/security.md, F6).
 //!
 //! Must not: read the clock other than through [`Clock`], print, or depend on a specific
 //! agent implementation.
@@ -184,6 +187,14 @@ pub struct PendingInput {
 /// The most model calls one model run may make (FORMAT has no such bound; the reference's
 /// counterpart is its recursion limit of 400 graph steps).
 pub const MAX_MODEL_CALLS_PER_RUN: usize = 50;
+
+/// The most tool calls one model call (one answer of a live model, a cassette or an agent
+/// script turn) may carry: 100. The reference has no such bound (its tool node runs every
+/// call of an answer); without one, a hostile endpoint's answer of 60,000 calls within the
+/// 8 MiB body cap took 3.3 GB (docs/security.md, F6). An answer over the cap is refused
+/// whole, none of its calls executed, and the case fails with an error naming the cap:
+/// fail-closed, never a silent truncation.
+pub const MAX_TOOL_CALLS_PER_MODEL_CALL: usize = 100;
 
 /// A transcript message.
 #[derive(Clone, Debug, PartialEq)]
@@ -1273,6 +1284,16 @@ impl<'w, 'h> Simulator<'w, 'h> {
             let actions = self.agent.respond(&ctx).map_err(|e| SimError(e.0))?;
             if actions.is_empty() {
                 return Ok(());
+            }
+            let calls = actions
+                .iter()
+                .filter(|a| matches!(a, AgentAction::Call { .. }))
+                .count();
+            if calls > MAX_TOOL_CALLS_PER_MODEL_CALL {
+                return Err(SimError(format!(
+                    "one model call of {} carried {calls} tool calls, more than the cap of {MAX_TOOL_CALLS_PER_MODEL_CALL} per call; none was executed and the run was stopped",
+                    cause.describe()
+                )));
             }
             if call == MAX_MODEL_CALLS_PER_RUN {
                 return Err(SimError(format!(

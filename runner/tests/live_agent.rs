@@ -561,3 +561,39 @@ fn a_run_that_never_ends_hits_the_per_run_cap() {
         assert!(e.0.contains("more than 50 model calls"), "{}", e.0);
     });
 }
+
+/// docs/security.md, F6: an answer with more than `MAX_TOOL_CALLS_PER_MODEL_CALL` tool
+/// calls is refused whole (none executed); one at the cap runs every call.
+#[test]
+fn an_answer_over_the_tool_call_cap_is_refused_whole() {
+    use wfx_runner::sim::MAX_TOOL_CALLS_PER_MODEL_CALL;
+    struct Many(usize, bool);
+    impl Agent for Many {
+        fn respond(&mut self, _: &TurnContext<'_>) -> Result<Vec<AgentAction>, AgentError> {
+            if std::mem::replace(&mut self.1, true) {
+                return Ok(Vec::new());
+            }
+            Ok((0..self.0)
+                .map(|_| AgentAction::Call {
+                    tool: "ls".into(),
+                    input: json!({}),
+                })
+                .collect())
+        }
+    }
+    let mut at_cap = Many(MAX_TOOL_CALLS_PER_MODEL_CALL, false);
+    with_flow(&mut at_cap, |sim| {
+        sim.send(0, "hi", &[]).unwrap();
+        assert_eq!(sim.view().tool_calls.len(), MAX_TOOL_CALLS_PER_MODEL_CALL);
+    });
+    let mut over = Many(MAX_TOOL_CALLS_PER_MODEL_CALL + 1, false);
+    with_flow(&mut over, |sim| {
+        let e = sim.send(0, "hi", &[]).unwrap_err();
+        assert!(
+            e.0.contains("carried 101 tool calls, more than the cap of 100 per call"),
+            "{}",
+            e.0
+        );
+        assert!(sim.view().tool_calls.is_empty(), "no call of the answer ran");
+    });
+}

@@ -1278,6 +1278,40 @@ fn rename_a_state_reaches_cassettes_structured_data_only() {
     );
 }
 
+/// docs/security.md, F1: strings equal to the old name deep under long keys (free JSON in a
+/// tool call's `arguments`, which `check` passes) are not edits, and finding that out
+/// copies no path (`PathShape`): the rename gives exactly the edits of the plain cassette.
+#[test]
+fn rename_in_a_cassette_with_deep_long_keyed_decoys_gives_the_plain_edits() {
+    let plain = CASSETTE.split_once('\n').unwrap().1.split_once('\n').unwrap().1;
+    let path = "workflows/shop/tests/one.cassette.json";
+    let decoys = format!(
+        "{}[{}]{}",
+        (0..100)
+            .map(|i| format!("{{\"{}{i}\": ", "k".repeat(2_000)))
+            .collect::<String>(),
+        vec!["\"review\""; 5_000].join(","),
+        "}".repeat(100)
+    );
+    let crafted = plain.replacen(
+        r#""name": "read_file", "arguments": { "to": "review" } }"#,
+        &format!(r#""name": "read_file", "arguments": {decoys} }}"#),
+        1,
+    );
+    assert!(crafted.len() > plain.len() + 200_000, "the decoys are in");
+    wfx_schemas::cassette::parse(&crafted).expect("the crafted cassette is valid");
+    let texts = |text: &str| -> Vec<(String, String)> {
+        cassette::rename_state(path, text, "review", "approval")
+            .unwrap()
+            .into_iter()
+            .map(|e| (text[e.range.as_usize()].to_owned(), e.new_text))
+            .collect()
+    };
+    let want = texts(plain);
+    assert_eq!(want.len(), 4, "{want:?}");
+    assert_eq!(texts(&crafted), want);
+}
+
 #[test]
 fn hover_and_lenses_on_a_cassette() {
     let fx = fixture(&with_wf(&format!(
