@@ -594,6 +594,9 @@ fn an_answer_over_the_tool_call_cap_is_refused_whole() {
             "{}",
             e.0
         );
-        assert!(sim.view().tool_calls.is_empty(), "no call of the answer ran");
+        assert!(
+            sim.view().tool_calls.is_empty(),
+            "no call of the answer ran"
+        );
     });
 }

@@ -431,7 +431,8 @@ pub fn check_workflow_dir(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Diagnos
 }
 
 fn check_workflow_dir_in(ctx: &Ctx<'_>, dir: &WorkflowDir) -> Vec<Diagnostic> {
-    let mut out = run_jobs(ctx.fs, ctx.cache, &workflow_dir_jobs(ctx.fs, dir));
+    let budget = crate::files::WalkBudget::for_pass();
+    let mut out = run_jobs(ctx.fs, ctx.cache, &workflow_dir_jobs(ctx.fs, dir, &budget));
     sort_diagnostics(&mut out);
     out
 }
@@ -462,7 +463,11 @@ pub fn walk_stop_diagnostic(stop: &crate::files::WalkStop) -> Diagnostic {
 
 /// The jobs of a workflow folder: `workflow.yaml` (or its absence), `WORKFLOW.md`, every
 /// case and every agent script (FORMAT §D.2).
-fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
+fn workflow_dir_jobs(
+    fs: &dyn FileAccess,
+    dir: &WorkflowDir,
+    budget: &crate::files::WalkBudget,
+) -> Vec<Job> {
     let mut jobs = Vec::new();
     let spec = dir.spec_path();
     // A `workflow.yaml` that is a link leaving the workspace is checked (and reported as
@@ -478,7 +483,7 @@ fn workflow_dir_jobs(fs: &dyn FileAccess, dir: &WorkflowDir) -> Vec<Job> {
     if fs.is_file(&md) || crate::files::leaves_workspace(fs, &md) {
         jobs.push(Job::Member(md));
     }
-    let tests = workspace::discover_test_files(fs, dir);
+    let tests = workspace::discover_test_files_within(fs, dir, budget);
     if let Some(stop) = &tests.stop {
         jobs.push(Job::WalkStop(stop.clone()));
     }
@@ -563,9 +568,10 @@ fn run_jobs(fs: &dyn FileAccess, cache: &WorkflowCache, jobs: &[Job]) -> Vec<Dia
 
 /// Diagnostics of every workflow under `<root>/workflows/`.
 pub fn check_workspace(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
+    let budget = crate::files::WalkBudget::for_pass();
     let jobs: Vec<Job> = workspace::discover_workflows(fs, root)
         .iter()
-        .flat_map(|wf| workflow_dir_jobs(fs, wf))
+        .flat_map(|wf| workflow_dir_jobs(fs, wf, &budget))
         .collect();
     let mut out = run_jobs(fs, &WorkflowCache::for_run(), &jobs);
     sort_diagnostics(&mut out);
@@ -657,6 +663,8 @@ fn unchecked_file_reason(path: &str) -> String {
 /// not counted, so no caller can report "no problems" for them.
 pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<PathsCheck, String> {
     let cache = WorkflowCache::for_run();
+    // One walk budget for the whole run (docs/security.md, F2).
+    let budget = crate::files::WalkBudget::for_pass();
     let mut jobs = Vec::new();
     let mut files = std::collections::BTreeSet::new();
     let mut unchecked = Vec::new();
@@ -683,7 +691,7 @@ pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<PathsCheck, 
                 Vec::new()
             }
             Target::Folder(dir) => {
-                let found = crate::files::walk_bounded(fs, dir);
+                let found = crate::files::walk_within(fs, dir, &budget);
                 if let Some(stop) = found.stop {
                     jobs.push(Job::WalkStop(stop));
                 }
@@ -697,7 +705,7 @@ pub fn check_paths(fs: &dyn FileAccess, paths: &[String]) -> Result<PathsCheck, 
             }
         };
         for d in dirs {
-            for job in workflow_dir_jobs(fs, &d) {
+            for job in workflow_dir_jobs(fs, &d, &budget) {
                 match &job {
                     Job::Member(f) if !f.ends_with("/WORKFLOW.md") => {
                         files.insert(f.clone());

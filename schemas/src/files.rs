@@ -219,6 +219,44 @@ pub const MAX_WALK_DEPTH: usize = 32;
 /// The largest workspace we measure (10,000 cases in one workflow) lists about 20,000.
 pub const MAX_WALK_ENTRIES: usize = 100_000;
 
+/// Most folder entries all the walks of one pass visit together: 500,000 ([`WalkBudget`]).
+/// One walk lists each real folder once, but a folder that the `tests/` of many workflows
+/// link to is walked once per workflow: 300 workflows linking one folder of 99,000 files
+/// cost `check` 16.7 CPU s and the server 66 CPU s (docs/security.md, F2). A pass is one
+/// `check` run, or the server's index or workspace-diagnostics pass over one root. The
+/// largest workspace we measure visits about 20,000 entries, 4 % of it.
+pub const MAX_PASS_WALK_ENTRIES: usize = 500_000;
+
+/// The entries the walks of one pass may still visit (at most [`MAX_PASS_WALK_ENTRIES`]),
+/// shared by every [`walk_within`] of the pass. Not `Sync`: a pass walks on one thread.
+#[derive(Debug)]
+pub struct WalkBudget {
+    left: std::cell::Cell<usize>,
+}
+
+impl WalkBudget {
+    /// A fresh budget of [`MAX_PASS_WALK_ENTRIES`] entries for one pass.
+    pub fn for_pass() -> WalkBudget {
+        WalkBudget::of(MAX_PASS_WALK_ENTRIES)
+    }
+
+    /// A budget of `entries` (tests use small ones).
+    pub fn of(entries: usize) -> WalkBudget {
+        WalkBudget {
+            left: std::cell::Cell::new(entries),
+        }
+    }
+
+    /// Entries still to visit.
+    pub fn left(&self) -> usize {
+        self.left.get()
+    }
+
+    fn spend(&self, entries: usize) {
+        self.left.set(self.left.get().saturating_sub(entries));
+    }
+}
+
 /// Which bound stopped a walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WalkBound {
@@ -226,6 +264,9 @@ pub enum WalkBound {
     Depth,
     /// The walk had visited [`MAX_WALK_ENTRIES`] entries.
     Entries,
+    /// The walks of the pass had visited [`MAX_PASS_WALK_ENTRIES`] entries together
+    /// ([`WalkBudget`]).
+    PassEntries,
 }
 
 /// Where a bounded walk stopped: the folders it did not list.
@@ -246,6 +287,9 @@ impl std::fmt::Display for WalkStop {
             WalkBound::Entries => {
                 format!("the search had already visited {MAX_WALK_ENTRIES} entries")
             }
+            WalkBound::PassEntries => format!(
+                "the searches of this workspace had already visited {MAX_PASS_WALK_ENTRIES} entries together (a folder linked from several workflows is searched once for each)"
+            ),
         };
         let others = match self.unlisted {
             0 | 1 => String::new(),
@@ -282,6 +326,13 @@ pub fn walk(fs: &dyn FileAccess, dir: &str) -> Vec<String> {
 /// says where (callers report it: `WFX012` in `check` and the editor, a failed run in
 /// `wfx-lsp test`). Work: at most `MAX_WALK_ENTRIES` entries and one listing per folder.
 pub fn walk_bounded(fs: &dyn FileAccess, dir: &str) -> Walk {
+    walk_within(fs, dir, &WalkBudget::of(usize::MAX))
+}
+
+/// [`walk_bounded`] within the `budget` of a pass: it also stops (bound
+/// [`WalkBound::PassEntries`]) once the pass's walks together visited
+/// [`MAX_PASS_WALK_ENTRIES`] entries, and spends what it visits from `budget`.
+pub fn walk_within(fs: &dyn FileAccess, dir: &str, budget: &WalkBudget) -> Walk {
     let mut out = Vec::new();
     let mut todo = vec![(dir.trim_matches('/').to_owned(), 0usize)];
     let mut entries = 0usize;
@@ -296,6 +347,10 @@ pub fn walk_bounded(fs: &dyn FileAccess, dir: &str) -> Walk {
             unlisted.push((d, WalkBound::Entries));
             continue;
         }
+        if budget.left() == 0 {
+            unlisted.push((d, WalkBound::PassEntries));
+            continue;
+        }
         if let Some(id) = fs.dir_identity(&d)
             && !seen.insert(id)
         {
@@ -303,6 +358,7 @@ pub fn walk_bounded(fs: &dyn FileAccess, dir: &str) -> Walk {
         }
         let Ok(list) = fs.list(&d) else { continue };
         entries += list.len();
+        budget.spend(list.len());
         for e in list {
             let p = join(&d, &e.name);
             if e.is_dir {
@@ -313,11 +369,10 @@ pub fn walk_bounded(fs: &dyn FileAccess, dir: &str) -> Walk {
         }
     }
     sort_utf16(&mut out);
-    let bound = if unlisted.iter().any(|(_, b)| *b == WalkBound::Depth) {
-        WalkBound::Depth
-    } else {
-        WalkBound::Entries
-    };
+    let bound = [WalkBound::Depth, WalkBound::Entries, WalkBound::PassEntries]
+        .into_iter()
+        .find(|b| unlisted.iter().any(|(_, u)| u == b))
+        .unwrap_or(WalkBound::Entries);
     let count = unlisted.len();
     let stop = unlisted
         .into_iter()
@@ -421,6 +476,43 @@ mod tests {
         let w = walk_bounded(&counting, "t");
         assert!(w.files.is_empty());
         assert_eq!(counting.1.into_inner(), MAX_WALK_DEPTH + 1);
+    }
+
+    /// docs/security.md, F2: the walks of one pass share one budget, so a folder walked
+    /// once per workflow (as a folder linked from many workflows is) stops at the budget,
+    /// with `WalkBound::PassEntries`, instead of costing every workflow a full listing.
+    #[test]
+    fn the_walks_of_a_pass_share_one_entry_budget() {
+        let mut fs = MemFiles::new();
+        for i in 0..10 {
+            fs.insert(format!("shared/{i}"), "");
+        }
+        let budget = WalkBudget::of(25);
+        let counting = Counting(&fs, 0.into());
+        let walks: Vec<Walk> = (0..5)
+            .map(|_| walk_within(&counting, "shared", &budget))
+            .collect();
+        // Three walks spend 30 ≥ 25 entries; the fourth and fifth list nothing.
+        assert_eq!(counting.1.into_inner(), 3);
+        for w in &walks[..3] {
+            assert_eq!((w.files.len(), w.stop.as_ref()), (10, None));
+        }
+        for w in &walks[3..] {
+            assert!(w.files.is_empty());
+            let stop = w.stop.as_ref().unwrap();
+            assert_eq!(
+                (stop.dir.as_str(), stop.bound),
+                ("shared", WalkBound::PassEntries)
+            );
+            assert!(
+                stop.to_string().contains("500000 entries together"),
+                "{stop}"
+            );
+        }
+        assert_eq!(budget.left(), 0);
+        // A walk on its own (`walk_bounded`) has no pass budget: it never stops here.
+        assert_eq!(walk_bounded(&fs, "shared").files.len(), 10);
+        assert_eq!(WalkBudget::for_pass().left(), MAX_PASS_WALK_ENTRIES);
     }
 
     #[test]

@@ -158,7 +158,18 @@ pub struct TestFiles {
 /// [`walk`] of the tests folder instead of three (a `check` of a workflow folder needs all
 /// three; docs/performance.md, "check cost").
 pub fn discover_test_files(fs: &dyn FileAccess, wf: &WorkflowDir) -> TestFiles {
-    let found = crate::files::walk_bounded(fs, &wf.tests_dir());
+    discover_test_files_within(fs, wf, &crate::files::WalkBudget::of(usize::MAX))
+}
+
+/// [`discover_test_files`] as one walk of a pass ([`crate::files::walk_within`]): the
+/// walks of all workflows of one `check` run or server pass share `budget`
+/// (docs/security.md, F2).
+pub fn discover_test_files_within(
+    fs: &dyn FileAccess,
+    wf: &WorkflowDir,
+    budget: &crate::files::WalkBudget,
+) -> TestFiles {
+    let found = crate::files::walk_within(fs, &wf.tests_dir(), budget);
     let mut out = TestFiles {
         stop: found.stop,
         ..TestFiles::default()

@@ -46,6 +46,31 @@ pub fn corpus_copy() -> tempfile::TempDir {
     tmp
 }
 
+/// docs/security.md, F2: a workspace of `workflows` workflows `w1`, `w2`, … whose
+/// `tests/shared` is a link to one folder `shared/` of `files` empty files (not cases).
+/// Each workflow's walk lists the shared folder again, so the walks of one pass together
+/// visit about `workflows × files` entries.
+#[cfg(unix)]
+pub fn shared_folder_workspace(workflows: usize, files: usize) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    for i in 0..files {
+        std::fs::File::create(shared.join(format!("f{i}"))).unwrap();
+    }
+    for w in 1..=workflows {
+        let dir = tmp.path().join(format!("workflows/w{w}"));
+        std::fs::create_dir_all(dir.join("tests")).unwrap();
+        std::fs::write(
+            dir.join("workflow.yaml"),
+            "title: W\ninstructions: Help.\nstates:\n  start:\n    triggers: { manual: }\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("../../../shared", dir.join("tests/shared")).unwrap();
+    }
+    tmp
+}
+
 /// `file://` URI of a path.
 pub fn uri(p: &Path) -> String {
     tower_lsp_server::ls_types::Uri::from_file_path(p)

@@ -694,9 +694,15 @@ mod tests {
         let key = |k: &str| Seg::Key(k.into());
         assert!(shape.admits(&[key("interactions"), Seg::Index(3), key("state")]));
         assert!(shape.admits(&[key("x")]));
-        assert!(!shape.admits(&[key("a"), key("b"), key("c"), key("d")]), "deeper");
+        assert!(
+            !shape.admits(&[key("a"), key("b"), key("c"), key("d")]),
+            "deeper"
+        );
         assert!(!shape.admits(&[key(&"k".repeat(13))]), "a longer key");
-        assert!(!PathShape::of([].iter()).admits(&[key("a")]), "nothing wanted");
+        assert!(
+            !PathShape::of([].iter()).admits(&[key("a")]),
+            "nothing wanted"
+        );
     }
 
     #[test]

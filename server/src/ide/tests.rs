@@ -1283,7 +1283,13 @@ fn rename_a_state_reaches_cassettes_structured_data_only() {
 /// copies no path (`PathShape`): the rename gives exactly the edits of the plain cassette.
 #[test]
 fn rename_in_a_cassette_with_deep_long_keyed_decoys_gives_the_plain_edits() {
-    let plain = CASSETTE.split_once('\n').unwrap().1.split_once('\n').unwrap().1;
+    let plain = CASSETTE
+        .split_once('\n')
+        .unwrap()
+        .1
+        .split_once('\n')
+        .unwrap()
+        .1;
     let path = "workflows/shop/tests/one.cassette.json";
     let decoys = format!(
         "{}[{}]{}",

@@ -76,9 +76,11 @@ pub fn closed_diagnostics(
         // The agent scripts of each workflow (the index holds workflows and cases only),
         // and where its discovery stopped at a bound (WFX012 on that folder).
         let mut scripts = Vec::new();
+        // One walk budget per root (docs/security.md, F2).
+        let budget = wfx_schemas::files::WalkBudget::for_pass();
         for rel in &rels {
             if let FileKind::Workflow(d) = workspace::classify(rel) {
-                let found = workspace::discover_test_files(&fs, &d);
+                let found = workspace::discover_test_files_within(&fs, &d, &budget);
                 scripts.extend(found.agent_scripts);
                 if let Some(stop) = &found.stop
                     && let Some(f) = walk_stop_found(root, stop, s)

@@ -1504,9 +1504,11 @@ impl Server {
             let mut out = Vec::new();
             for root in roots {
                 let fs = DiskFiles::new(&root);
+                // One walk budget per root (docs/security.md, F2).
+                let budget = wfx_schemas::files::WalkBudget::for_pass();
                 for wf in workspace::discover_workflows(&fs, "") {
                     out.push((root.clone(), wf.spec_path()));
-                    for c in workspace::discover_cases(&fs, &wf) {
+                    for c in workspace::discover_test_files_within(&fs, &wf, &budget).cases {
                         out.push((root.clone(), c));
                     }
                 }
