@@ -505,12 +505,12 @@ fn a_thousand_nested_folders_end_in_wfx012_and_cases_within_the_bound_are_found(
 
 /// F2 (third break-it pass): a folder that the `tests/` of many workflows link to was
 /// listed once per workflow (300 workflows × 99,000 files: `check` 16.7 CPU s). The walks
-/// of one `check` run share `files::MAX_PASS_WALK_ENTRIES` (500,000) entries: with 7
-/// workflows × 99,990 files, the first 5 are walked whole, the 6th spends the rest, and the
-/// 7th is reported (`WFX012` on its `tests/`, naming the shared budget), not walked.
+/// of one `check` run share `files::MAX_PASS_WALK_ENTRIES` (200,000) entries: with 4
+/// workflows × 99,990 files, the first 2 are walked whole, the 3rd spends the rest, and the
+/// 4th is reported (`WFX012` on its `tests/`, naming the shared budget), not walked.
 #[test]
 fn walks_of_a_folder_shared_by_many_workflows_share_one_budget() {
-    let ws = shared_folder_workspace(7, 99_990);
+    let ws = shared_folder_workspace(4, 99_990);
     let (code, out, err) = run(ws.path(), &["check", "--format", "json", "."]);
     assert_eq!(code, Some(1), "check hung or passed: {err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -521,16 +521,16 @@ fn walks_of_a_folder_shared_by_many_workflows_share_one_budget() {
         .map(|d| (d["file"].as_str().unwrap(), d["message"].as_str().unwrap()))
         .collect();
     assert_eq!(wfx012.len(), 1, "{out}");
-    assert_eq!(wfx012[0].0, "workflows/w7/tests", "{out}");
+    assert_eq!(wfx012[0].0, "workflows/w4/tests", "{out}");
     assert!(
         wfx012[0]
             .1
-            .contains("had already visited 500000 entries together"),
+            .contains("had already visited 200000 entries together"),
         "{out}"
     );
-    // Within the budget nothing is reported: 6 workflows (599,946 entries, the 6th walk
-    // starting with 45 left) are clean.
-    let ws6 = shared_folder_workspace(6, 99_990);
+    // Within the budget nothing is reported: 3 workflows (299,973 entries, the 3rd walk
+    // starting with 18 left) are clean.
+    let ws6 = shared_folder_workspace(3, 99_990);
     let (code, out, _) = run(ws6.path(), &["check", "--format", "json", "."]);
     assert_eq!(code, Some(0), "{out}");
 }

@@ -262,23 +262,23 @@ async fn a_discovery_walk_stopped_by_depth_is_reported_on_the_folder() {
 
 /// F2 in the editor (docs/security.md): the workspace pass walks the `tests/` of every
 /// workflow within one budget per root (`files::MAX_PASS_WALK_ENTRIES`), so a folder linked
-/// from 7 workflows is not listed 7 times: the 7th workflow's `tests/` gets `WFX012`.
+/// from 4 workflows is not listed 4 times: the 4th workflow's `tests/` gets `WFX012`.
 #[cfg(unix)]
 #[tokio::test]
 async fn walks_of_a_folder_shared_by_many_workflows_share_one_budget() {
-    let ws = shared_folder_workspace(7, 99_990);
-    let u = uri(&ws.path().join("workflows/w7/tests"));
+    let ws = shared_folder_workspace(4, 99_990);
+    let u = uri(&ws.path().join("workflows/w4/tests"));
     let mut c = Client::connect(Duration::from_secs(120), true);
     c.request("initialize", initialize_params(ws.path(), &[]))
         .await;
     c.notify("initialized", json!({})).await;
-    closed_push(&mut c, &u, "WFX012 on w7's tests folder", |d| {
+    closed_push(&mut c, &u, "WFX012 on w4's tests folder", |d| {
         d.as_array().is_some_and(|a| {
             a.len() == 1
                 && a[0]["code"] == "WFX012"
                 && a[0]["message"]
                     .as_str()
-                    .is_some_and(|m| m.contains("500000 entries together"))
+                    .is_some_and(|m| m.contains("200000 entries together"))
         })
     })
     .await;

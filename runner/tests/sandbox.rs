@@ -307,6 +307,60 @@ fn an_expensive_builtin_in_a_loop_stops_within_a_few_calls_of_the_budget() {
     );
 }
 
+/// docs/security.md, "One builtin call": builtins whose work grows faster than their input
+/// poll the interrupt handler inside the call (vendor/rquickjs-sys/PATCH.md), so a single
+/// call stops at the time budget. Unpatched, each string and array search below is one
+/// call of hours (string search is O(n·m): 2^21 candidate positions × 2^21 compares; the
+/// array searches compare 2^20 (the sort 2^19) references to one 4 MiB string with
+/// another), and this test does not end (seen: 12 CPU minutes in the first call). The
+/// typed-array sort (2^23 elements) is one call of a second or so unpatched; here it
+/// proves the polled comparator ends the call with the timeout, not a crash or another
+/// error.
+#[test]
+fn a_single_superlinear_builtin_call_stops_at_the_time_budget() {
+    let budgets = Budgets {
+        timeout_ms: 200,
+        ..Budgets::default()
+    };
+    let strings = "const s = 'a'.repeat(1 << 22); const p = 'a'.repeat(1 << 21) + 'b';";
+    let arrays = "const big = 'a'.repeat(1 << 22); const other = big.slice(1) + 'b'; const xs = new Array(1 << 20).fill(big);";
+    for (name, body) in [
+        ("indexOf", format!("{strings} s.indexOf(p);")),
+        ("lastIndexOf", format!("{strings} s.lastIndexOf(p);")),
+        ("includes", format!("{strings} s.includes(p);")),
+        ("split", format!("{strings} s.split(p);")),
+        ("replace", format!("{strings} s.replace(p, '');")),
+        ("replaceAll", format!("{strings} s.replaceAll(p, '');")),
+        ("Array indexOf", format!("{arrays} xs.indexOf(other);")),
+        ("Array includes", format!("{arrays} xs.includes(other);")),
+        ("Array lastIndexOf", format!("{arrays} xs.lastIndexOf(other);")),
+        (
+            "Array sort",
+            format!("{} xs.push(other); xs.sort();", arrays.replace("1 << 20", "1 << 19")),
+        ),
+        (
+            "TypedArray sort",
+            "const t = new Uint32Array(1 << 23); for (let i = 0; i < 1024; i++) t[i] = (i * 2654435761) >>> 0; for (let n = 1024; n < t.length; n *= 2) t.copyWithin(n, 0, n); t.sort();".to_owned(),
+        ),
+    ] {
+        let out = run_hook(
+            &format!("{body}\nexport default () => ok();"),
+            "hooks/one-call.js",
+            &hook_input("hi"),
+            &mut FakeBridge::default(),
+            &budgets,
+        );
+        assert_eq!(
+            out.verdict,
+            Err(SandboxError::Budget {
+                which: BudgetKind::Timeout,
+                limit: 200
+            }),
+            "{name}"
+        );
+    }
+}
+
 /// The editor's "cancel run" stops a running hook: a second thread raises the token while
 /// the hook spins under a 30 s budget; the verdict is `Cancelled`, not a timeout.
 #[test]
@@ -1008,4 +1062,51 @@ fn tool_calls_queued_without_awaiting_are_bounded() {
         &unlimited,
     );
     assert_eq!(out.result, Ok(json!(5)));
+}
+/// vendor/rquickjs-sys/PATCH.md: `Array.prototype.find` (and `findIndex`, `findLast`,
+/// `findLastIndex`) freed the element of the previous iteration a second time when the
+/// interrupt fired at the top of the next one: a hook calling `findIndex` over a large
+/// array when its time ran out crashed the runner (SIGSEGV or a corrupted heap). Each call
+/// here runs in a loop until the deadline, under several budgets so that the deadline
+/// lands at different points; a crash fails the whole test binary.
+#[test]
+fn a_deadline_inside_a_callback_loop_never_corrupts_memory() {
+    let calls = [
+        "xs.find(f)",
+        "xs.findIndex(f)",
+        "xs.findLast(f)",
+        "xs.findLastIndex(f)",
+        "xs.some(f)",
+        "xs.filter(f)",
+        "xs.reduce((a, x) => x)",
+        "xs.sort((a, b) => 0)",
+        "xs.values().find(f)",
+        "Array.from(xs, f)",
+    ];
+    for call in calls {
+        for ms in [30u64, 55, 80] {
+            let budgets = Budgets {
+                timeout_ms: ms,
+                ..Budgets::default()
+            };
+            let src = format!(
+                "const big = 'a'.repeat(1 << 22); const o = big.slice(1) + 'b'; const xs = new Array(1 << 16).fill(big); const f = (x) => x === o;\nfor (;;) {{ {call}; }}\nexport default () => ok();"
+            );
+            let out = run_hook(
+                &src,
+                "hooks/loop.js",
+                &hook_input("hi"),
+                &mut FakeBridge::default(),
+                &budgets,
+            );
+            assert_eq!(
+                out.verdict,
+                Err(SandboxError::Budget {
+                    which: BudgetKind::Timeout,
+                    limit: ms
+                }),
+                "{call}"
+            );
+        }
+    }
 }

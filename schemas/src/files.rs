@@ -219,13 +219,15 @@ pub const MAX_WALK_DEPTH: usize = 32;
 /// The largest workspace we measure (10,000 cases in one workflow) lists about 20,000.
 pub const MAX_WALK_ENTRIES: usize = 100_000;
 
-/// Most folder entries all the walks of one pass visit together: 500,000 ([`WalkBudget`]).
+/// Most folder entries all the walks of one pass visit together: 200,000 ([`WalkBudget`]).
 /// One walk lists each real folder once, but a folder that the `tests/` of many workflows
 /// link to is walked once per workflow: 300 workflows linking one folder of 99,000 files
 /// cost `check` 16.7 CPU s and the server 66 CPU s (docs/security.md, F2). A pass is one
 /// `check` run, or the server's index or workspace-diagnostics pass over one root. The
-/// largest workspace we measure visits about 20,000 entries, 4 % of it.
-pub const MAX_PASS_WALK_ENTRIES: usize = 500_000;
+/// largest workspace we measure visits about 20,000 entries, a tenth of it. Each file found
+/// may be a case to check (about 6 KB of `check`'s memory each, measured), so the budget
+/// also bounds a pass's memory.
+pub const MAX_PASS_WALK_ENTRIES: usize = 200_000;
 
 /// The entries the walks of one pass may still visit (at most [`MAX_PASS_WALK_ENTRIES`]),
 /// shared by every [`walk_within`] of the pass. Not `Sync`: a pass walks on one thread.
@@ -505,7 +507,7 @@ mod tests {
                 ("shared", WalkBound::PassEntries)
             );
             assert!(
-                stop.to_string().contains("500000 entries together"),
+                stop.to_string().contains("200000 entries together"),
                 "{stop}"
             );
         }

@@ -117,6 +117,9 @@ fn main() {
         println!("cargo:rerun-if-env-changed={}", feature_to_cargo(feature));
     }
     println!("cargo:rerun-if-env-changed=CARGO_CFG_SANITIZE");
+    // wfx-lsp patch: rebuild when the vendored C sources change (they carry our patches;
+    // with only the lines above, cargo would never look at them again).
+    println!("cargo:rerun-if-changed=quickjs");
 
     let src_dir = Path::new("quickjs");
 

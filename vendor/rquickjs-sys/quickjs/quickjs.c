@@ -43795,6 +43795,8 @@ static JSValue js_array_includes(JSContext *ctx, JSValueConst this_val,
         }
         if (js_get_fast_array(ctx, obj, &arrp, &count)) {
             for (; n < count; n++) {
+                /* wfx-lsp patch: poll */ if (js_poll_interrupts(ctx))
+                    goto exception;
                 if (js_strict_eq2(ctx, argv[0], arrp[n],
                                   JS_EQ_SAME_VALUE_ZERO)) {
                     goto done;
@@ -43844,6 +43846,8 @@ static JSValue js_array_indexOf(JSContext *ctx, JSValueConst this_val,
         }
         if (js_get_fast_array(ctx, obj, &arrp, &count)) {
             for (; n < count; n++) {
+                /* wfx-lsp patch: poll */ if (js_poll_interrupts(ctx))
+                    goto exception;
                 if (js_strict_eq2(ctx, argv[0], arrp[n], JS_EQ_STRICT)) {
                     goto done;
                 }
@@ -43895,6 +43899,8 @@ static JSValue js_array_lastIndexOf(JSContext *ctx, JSValueConst this_val,
         }
         if (js_get_fast_array(ctx, obj, &arrp, &count) && count == len) {
             for (; n >= 0; n--) {
+                /* wfx-lsp patch: poll */ if (js_poll_interrupts(ctx))
+                    goto exception;
                 if (js_strict_eq2(ctx, argv[0], arrp[n],
                                   JS_EQ_STRICT)) {
                     goto done;
@@ -43992,6 +43998,12 @@ static JSValue js_array_find(JSContext *ctx, JSValueConst this_val,
         }
         JS_FreeValue(ctx, val);
         JS_FreeValue(ctx, index_val);
+        /* wfx-lsp patch: an interrupt polled at the top of the next iteration jumps to
+           `exception`, which frees both again: a double free of the element (upstream
+           bug; a hook's `findIndex` over a large array crashed the runner at its
+           deadline). */
+        val = JS_UNDEFINED;
+        index_val = JS_UNDEFINED;
     }
     JS_FreeValue(ctx, obj);
     if (mode == ArrayFindIndex || mode == ArrayFindLastIndex)
@@ -44675,6 +44687,8 @@ static int js_array_cmp_generic(const void *a, const void *b, void *opaque) {
 
     if (psc->exception)
         return 0;
+    /* wfx-lsp patch: poll */ if (js_poll_interrupts(ctx))
+        goto exception;
 
     if (psc->has_method) {
         argv[0] = ap->val;
@@ -47251,7 +47265,10 @@ static int string_indexof_char(JSString *p, int c, int from)
     return -1;
 }
 
-static int string_indexof(JSString *p1, JSString *p2, int from)
+/* wfx-lsp patch: takes `ctx` and polls the interrupt handler once per candidate
+   position (each costs up to len2 compares: the search is O(len1 * len2)); returns -2
+   with the exception set when interrupted. */
+static int string_indexof(JSContext *ctx, JSString *p1, JSString *p2, int from)
 {
     /* assuming 0 <= from <= p1->len */
     int c, i, j, len1 = p1->len, len2 = p2->len;
@@ -47263,6 +47280,8 @@ static int string_indexof(JSString *p1, JSString *p2, int from)
             break;
         if (!string_cmp(p1, p2, j + 1, 1, len2 - 1))
             return j;
+        if (js_poll_interrupts(ctx))
+            return -2;
     }
     return -1;
 }
@@ -47405,6 +47424,8 @@ static JSValue js_string_indexOf(JSContext *ctx, JSValueConst this_val,
                 ret = i;
                 break;
             }
+            /* wfx-lsp patch: poll */ if (js_poll_interrupts(ctx))
+                goto fail;
             if (i == stop)
                 break;
         }
@@ -47471,6 +47492,8 @@ static JSValue js_string_includes(JSContext *ctx, JSValueConst this_val,
                 ret = 1;
                 break;
             }
+            /* wfx-lsp patch: poll */ if (js_poll_interrupts(ctx))
+                goto fail;
             if (i == stop)
                 break;
         }
@@ -47736,8 +47759,10 @@ static JSValue js_string_replace(JSContext *ctx, JSValueConst this_val,
             else
                 pos = endOfLastMatch + 1;
         } else {
-            pos = string_indexof(sp, searchp, endOfLastMatch);
+            pos = string_indexof(ctx, sp, searchp, endOfLastMatch);
         }
+        /* wfx-lsp patch: poll */ if (pos < -1)
+            goto exception;
         if (pos < 0) {
             if (is_first) {
                 string_buffer_free(b);
@@ -47847,7 +47872,9 @@ static JSValue js_string_split(JSContext *ctx, JSValueConst this_val,
     }
     q = p;
     for (q = p; (q += !r) <= s - r - !r; q = p = e + r) {
-        e = string_indexof(sp, rp, q);
+        e = string_indexof(ctx, sp, rp, q);
+        /* wfx-lsp patch: poll */ if (e < -1)
+            goto exception;
         if (e < 0)
             break;
         T = js_sub_string(ctx, sp, p, e);
@@ -61326,7 +61353,24 @@ struct TA_sort_context {
     JSValueConst cmp;
     JSValue (*getfun)(JSContext *ctx, const void *a);
     int elt_size;
+    /* wfx-lsp patch: the numeric comparator the default sort wraps, and a counter */
+    int (*rawcmp)(const void *a, const void *b, void *opaque);
+    uint32_t calls;
 };
+
+/* wfx-lsp patch: the default (numeric) sort polls the interrupt handler every 4096
+   comparisons; once interrupted every comparison is 0, which rqsort's three-way
+   partition finishes in linear time. */
+static int js_TA_cmp_polled(const void *a, const void *b, void *opaque) {
+    struct TA_sort_context *psc = opaque;
+    if (psc->exception)
+        return 0;
+    if ((++psc->calls & 4095) == 0 && js_poll_interrupts(psc->ctx)) {
+        psc->exception = 1;
+        return 0;
+    }
+    return psc->rawcmp(a, b, opaque);
+}
 
 static int js_TA_cmp_generic(const void *a, const void *b, void *opaque) {
     struct TA_sort_context *psc = opaque;
@@ -61521,7 +61565,10 @@ static JSValue js_typed_array_sort(JSContext *ctx, JSValueConst this_val,
         done:
             js_free(ctx, array_idx);
         } else {
-            rqsort(p->u.array.u.ptr, len, elt_size, cmpfun, &tsc);
+            /* wfx-lsp patch: polled (js_TA_cmp_polled) */
+            tsc.rawcmp = cmpfun;
+            tsc.calls = 0;
+            rqsort(p->u.array.u.ptr, len, elt_size, js_TA_cmp_polled, &tsc);
             if (tsc.exception)
                 return JS_EXCEPTION;
         }
