@@ -29,7 +29,8 @@ impl AttributeList {
         self.list.push((from.to_string(), to.to_string()));
     }
 
-    pub fn iter(&self) -> std::slice::Iter<(String, String)> {
+    // wfx-lsp patch: `'_` (rustc's `mismatched_lifetime_syntaxes` warned on every build)
+    pub fn iter(&self) -> std::slice::Iter<'_, (String, String)> {
         self.list.iter()
     }
 }

@@ -1,0 +1,350 @@
+//! Recording a case with the live model from the editor (`wfx.recordCase`, issue 15 item
+//! 8): the refusal unless `wfx.run.allowLive`, the record task and its progress.
+
+#[allow(
+    clippy::wildcard_imports,
+    reason = "a part of the parent module, split off by topic"
+)]
+use super::*;
+
+impl Server {
+    /// `wfx.recordCase [uri]` (issue 15 item 8): refused unless `wfx.run.allowLive` is true
+    /// (whatever the client sends); records the case of `uri`, or every case of the
+    /// workflow of a `workflow.yaml` URI, with the live model in a background task. A
+    /// running run or recording started for the same URI is cancelled. `client_token`: the
+    /// request's `workDoneToken`, used for the progress instead of a server-created one.
+    pub(super) fn start_record(
+        &self,
+        uri: &Uri,
+        client_token: Option<lsp::ProgressToken>,
+    ) -> Result<()> {
+        let s = self.session();
+        if !s.settings.run_allow_live {
+            return Err(request_failed(record::REFUSED_OFF.into()));
+        }
+        let loc = paths::locate(uri, &s.roots)
+            .ok_or_else(|| Error::invalid_params("the document is outside the workspace"))?;
+        let Some(dir) = workflow_dir(&loc.rel) else {
+            return Err(Error::invalid_params("not a workflow or case file"));
+        };
+        let fs = self.overlay(&loc.root);
+        let (target, cases) = match workspace::classify(&loc.rel) {
+            FileKind::Case(_) => {
+                if let wfx_runner::select::AgentSource::AgentScript { path } =
+                    wfx_runner::select::select_agent(&fs, &loc.rel, true)
+                {
+                    return Err(request_failed(format!(
+                        "`{}` has an agent script, `{path}`, which comes before the model: move it away to record the case",
+                        loc.rel
+                    )));
+                }
+                (loc.rel.clone(), vec![loc.rel.clone()])
+            }
+            FileKind::Workflow(_) => (dir.dir(), workspace::discover_cases(&fs, &dir)),
+            _ => {
+                return Err(Error::invalid_params(
+                    "wfx.recordCase takes a case file or a workflow.yaml",
+                ));
+            }
+        };
+        let token = runs::CancelToken::default();
+        {
+            let mut st = self.run_state();
+            if let Some(old) = st.tokens.insert(uri.as_str().to_owned(), token.clone()) {
+                old.store(true, Ordering::SeqCst);
+            }
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let buffers = self
+            .docs
+            .texts_under(&loc.root)
+            .into_iter()
+            .filter(|(rel, _)| rel.starts_with("workflows/"))
+            .map(|(rel, text)| (rel, text.to_string()))
+            .collect();
+        let job = record::Job {
+            root: loc.root.clone(),
+            target,
+            skip_grades: s.settings.runner_skip_grades,
+            buffers,
+            cancel: token.clone(),
+            inner: std::sync::Arc::new(|env: &wfx_runner::model::config::ModelEnv| {
+                Box::new(crate::live::HttpTransport::new(env))
+                    as Box<dyn wfx_runner::model::wire::ChatTransport + Send>
+            }),
+            notes: tx,
+        };
+        let this = self.clone();
+        let key = uri.as_str().to_owned();
+        tokio::spawn(async move {
+            this.record_task(
+                key,
+                token,
+                client_token,
+                loc.root,
+                dir,
+                fs,
+                cases,
+                (job, rx),
+                s,
+            )
+            .await;
+        });
+        Ok(())
+    }
+
+    /// Runs a recording ([`record::record`]) with work-done progress on the client's token,
+    /// else on one it creates when the client announced `window.workDoneProgress`: `Begin`,
+    /// one `Report` per model call (`model call 3: agent · step 2 · …`),
+    /// `End`. Cancelled by `window/workDoneProgress/cancel` or `wfx.cancelRun [uri]`: the
+    /// call in flight is abandoned and nothing is written. A finished recording annotates
+    /// its cases like a run, and the code lenses are refreshed (the run lens then says
+    /// `(cassette)`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn record_task(
+        &self,
+        key: String,
+        cancel: runs::CancelToken,
+        client_token: Option<lsp::ProgressToken>,
+        root: PathBuf,
+        dir: WorkflowDir,
+        fs: Overlay,
+        cases: Vec<String>,
+        (job, mut rx): (record::Job, tokio::sync::mpsc::UnboundedReceiver<String>),
+        s: Session,
+    ) {
+        let ptoken = match client_token {
+            Some(tok) => {
+                if let lsp::ProgressToken::String(t) = &tok {
+                    self.run_state().progress.insert(t.clone(), key.clone());
+                }
+                Some(tok)
+            }
+            None if s.work_done_progress => self.create_progress("record", &key).await,
+            None => None,
+        };
+        self.progress(
+            &ptoken,
+            lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
+                title: "Recording with the model".into(),
+                cancellable: Some(true),
+                message: Some(format!(
+                    "{}: {} case(s); every model call is billed",
+                    job.target,
+                    cases.len()
+                )),
+                percentage: None,
+            }),
+        )
+        .await;
+        let texts: Vec<Arc<str>> = cases
+            .iter()
+            .map(|c| Arc::from(fs.read_text(c).unwrap_or_default().as_str()))
+            .collect();
+        let this = self.clone();
+        let tok2 = ptoken.clone();
+        // One `Report` per model call, in order, while the recording runs.
+        let forward = tokio::spawn(async move {
+            while let Some(note) = rx.recv().await {
+                this.progress(
+                    &tok2,
+                    lsp::WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
+                        cancellable: Some(true),
+                        message: Some(note),
+                        percentage: None,
+                    }),
+                )
+                .await;
+            }
+        });
+        let got = tokio::task::spawn_blocking(move || record::record(job))
+            .await
+            .map_err(|e| format!("the recording task failed: {e}"))
+            .and_then(|r| r);
+        // The job (and every sender) is gone: the forwarder ends after the last note.
+        let _ = forward.await;
+        let cancelled = cancel.load(Ordering::SeqCst);
+        let mut touched = Vec::new();
+        let message = {
+            let mut st = self.run_state();
+            if st.tokens.get(&key).is_some_and(|t| Arc::ptr_eq(t, &cancel)) {
+                st.tokens.remove(&key);
+            }
+            if let Some(lsp::ProgressToken::String(t)) = &ptoken {
+                st.progress.remove(t);
+            }
+            match &got {
+                _ if cancelled => "cancelled: nothing was written".to_owned(),
+                Err(e) => e.clone(),
+                Ok(r) => {
+                    let outcomes = runs::parse_external(&r.stdout, &dir, &cases, r.duration_ms)
+                        .unwrap_or_default();
+                    let passed = outcomes
+                        .iter()
+                        .filter(|(_, o)| o.verdict == "passed")
+                        .count();
+                    for (case, o) in outcomes {
+                        let Some(uri) = paths::uri_of(&root, &case) else {
+                            continue;
+                        };
+                        let text = cases
+                            .iter()
+                            .position(|c| *c == case)
+                            .and_then(|i| texts.get(i).cloned())
+                            .unwrap_or_else(|| Arc::from(""));
+                        st.annotations.insert(
+                            uri.as_str().to_owned(),
+                            runs::Annotation { text, outcome: o },
+                        );
+                        touched.push(uri);
+                    }
+                    format!(
+                        "{} model call(s); {passed}/{} case(s) passed",
+                        r.calls,
+                        touched.len()
+                    )
+                }
+            }
+        };
+        if let Err(e) = &got
+            && !cancelled
+        {
+            self.client
+                .show_message(
+                    lsp::MessageType::ERROR,
+                    format!("wfx: the recording failed: {e}"),
+                )
+                .await;
+        }
+        self.progress(
+            &ptoken,
+            lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
+                message: Some(message),
+            }),
+        )
+        .await;
+        if cancelled {
+            return;
+        }
+        for uri in &touched {
+            if self.docs.version(uri).is_some() {
+                self.recheck(uri).await;
+            }
+        }
+        if s.inlay_hint_refresh {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
+        if s.code_lens_refresh {
+            let _ = self.client.code_lens_refresh().await;
+        }
+    }
+
+    /// `wfx/graph` (docs/lsp-extensions.md): the graph of the workflow of a `workflow.yaml`
+    /// or case document, from the current (possibly unsaved) text, with the last run's path
+    /// of the case when it ran in this session.
+    pub async fn graph(&self, params: GraphParams) -> Result<Value> {
+        let uri = params.text_document.uri;
+        let s = self.session();
+        let loc = paths::locate(&uri, &s.roots)
+            .ok_or_else(|| Error::invalid_params("the document is outside the workspace"))?;
+        let dir = workflow_dir(&loc.rel)
+            .ok_or_else(|| Error::invalid_params("not a workflow or case file"))?;
+        let fs = self.overlay(&loc.root);
+        let is_case = matches!(workspace::classify(&loc.rel), FileKind::Case(_));
+        let path = if is_case {
+            self.run_state().paths.get(uri.as_str()).cloned()
+        } else {
+            None
+        };
+        // workflow.yaml: coverage (issue 17), from the runs of its cases in this session,
+        // else from what the cases' assertions name.
+        let tests_prefix = paths::uri_of(&loc.root, &dir.tests_dir())
+            .map(|u| format!("{}/", u.as_str()))
+            .unwrap_or_default();
+        let run_union = (!is_case).then(|| {
+            let st = self.run_state();
+            let mine: Vec<&wfx_schemas::graph::CasePath> = st
+                .paths
+                .iter()
+                .filter(|(u, _)| !tests_prefix.is_empty() && u.starts_with(&tests_prefix))
+                .map(|(_, p)| p)
+                .collect();
+            (!mine.is_empty()).then(|| ide::coverage::union_path(mine.into_iter()))
+        });
+        // The layout is CPU work (bounded: `graph::MAX_LAYOUT_WORK`); it runs on a blocking
+        // thread so the runtime's workers keep answering other requests meanwhile.
+        let enc = s.encoding;
+        let job = move || {
+            guard("wfx/graph", || {
+                let info = wfx_schemas::check::load_workflow(&fs, &dir).ok_or_else(|| {
+                    request_failed(format!("no workflow.yaml for '{}'", dir.slug))
+                })?;
+                let index = LineIndex::new(&info.text);
+                let wf = info
+                    .model
+                    .ok_or_else(|| request_failed(format!("{} is not a mapping", info.path)))?;
+                let g = wfx_schemas::graph::Graph::from_workflow(&wf);
+                let (coverage, source) = match (&run_union, is_case) {
+                    (_, true) => (None, None),
+                    (Some(Some(u)), _) => (Some(u.clone()), Some("runs")),
+                    _ => (
+                        Some(ide::coverage::assertion_coverage_path(&fs, &dir, &wf)),
+                        Some("assertions"),
+                    ),
+                };
+                let lit = path.as_ref().or(coverage.as_ref());
+                let mut graph = g.to_reference_json();
+                let nodes: Vec<Value> = g
+                    .nodes
+                    .iter()
+                    .map(|n| {
+                        serde_json::json!({
+                            "id": n.id,
+                            "kind": match n.kind {
+                                wfx_schemas::graph::NodeKind::Start => "start",
+                                wfx_schemas::graph::NodeKind::Agent => "agent",
+                                wfx_schemas::graph::NodeKind::Human => "human",
+                            },
+                            "terminal": n.terminal,
+                            "title": n.title,
+                            "triggers": n.triggers,
+                            "range": n.range.map(|r| convert::range(&index, r, enc)),
+                        })
+                    })
+                    .collect();
+                if let Some(o) = graph.as_object_mut() {
+                    o.insert("nodes".into(), Value::Array(nodes));
+                }
+                let (svg, layout) = match g.to_svg_measured(lit) {
+                    Ok((svg, layout)) => (svg, Some(layout)),
+                    Err(_) => (String::new(), None),
+                };
+                if layout.is_some_and(|l| l.cut) {
+                    tracing::info!(
+                        "wfx/graph: the layout of '{}' spent its budget of {} units; node order not fully optimised",
+                        dir.slug,
+                        wfx_schemas::graph::MAX_LAYOUT_WORK
+                    );
+                }
+                Ok(serde_json::json!({
+                    "workflow": dir.slug,
+                    "graph": graph,
+                    "svg": svg,
+                    "layout": layout.map(|l| serde_json::json!({"work": l.work, "cut": l.cut})),
+                    "mermaid": g.to_mermaid(lit),
+                    "path": path.as_ref().map(crate::cli::graph::path_json),
+                    "coverage": coverage.as_ref().map(|c| {
+                        let mut v = crate::cli::graph::path_json(c);
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert("source".into(), Value::from(source.unwrap_or("")));
+                        }
+                        v
+                    }),
+                }))
+            })
+        };
+        tokio::task::spawn_blocking(job)
+            .await
+            .map_err(|_| Error::internal_error())??
+    }
+}
