@@ -534,3 +534,41 @@ fn walks_of_a_folder_shared_by_many_workflows_share_one_budget() {
     let (code, out, _) = run(ws6.path(), &["check", "--format", "json", "."]);
     assert_eq!(code, Some(0), "{out}");
 }
+
+/// Break-it pass 4, F5: `check`'s walk of `skills/*/scripts/` followed folder links with no
+/// de-duplication and no budget, so 6 links per level over 8 levels (all inside the
+/// workspace) made 6^8 = 1,679,616 paths to one script, each read and checked (K = 5: 57 s,
+/// 390,625 diagnostics). Each real folder is now listed once: the one broken script is
+/// reported once.
+#[test]
+fn linked_skill_script_folders_are_walked_once_each() {
+    let ws = corpus_copy();
+    let skill = ws.path().join("skills/fan");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    for l in 1..=8 {
+        std::fs::create_dir_all(skill.join(format!("f{l}"))).unwrap();
+    }
+    std::fs::write(skill.join("f8/x.js"), "export default function main( {\n").unwrap();
+    for i in 1..=6 {
+        std::os::unix::fs::symlink("../f1", skill.join(format!("scripts/l{i}"))).unwrap();
+        for l in 1..8 {
+            std::os::unix::fs::symlink(
+                format!("../f{}", l + 1),
+                skill.join(format!("f{l}/l{i}")),
+            )
+            .unwrap();
+        }
+    }
+    let (code, out, err) = run(ws.path(), &["check", "--format", "json", "."]);
+    assert_eq!(code, Some(1), "check hung or passed: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let broken: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "WFX503")
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    // Reached through the first path the walk takes (it lists the last entry first).
+    assert_eq!(broken, ["skills/fan/scripts/l6/l6/l6/l6/l6/l6/l6/l6/x.js"], "{out}");
+}

@@ -299,7 +299,7 @@ impl std::fmt::Display for WalkStop {
         };
         write!(
             f,
-            "discovery stopped at `{}`{others}: {why}; cases, agent scripts and cassettes below it were not found",
+            "discovery stopped at `{}`{others}: {why}; the cases, agent scripts, cassettes and skill scripts below it were not found",
             self.dir
         )
     }

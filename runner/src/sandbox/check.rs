@@ -153,13 +153,20 @@ pub fn check_skill_scripts(fs: &dyn FileAccess, root: &str) -> Vec<Diagnostic> {
         return out;
     };
     let mut files = BTreeSet::new();
+    // One bounded walk per skill within one budget for all of them: each real folder is
+    // listed once (a folder linked K times per level was walked K^8 times, break-it pass
+    // 4, F5), at most 32 levels deep, and a walk stopped at a bound is `WFX012`.
+    let budget = wfx_schemas::files::WalkBudget::for_pass();
     for skill in skills.iter().filter(|e| e.is_dir) {
-        collect_scripts(
+        let walk = wfx_schemas::files::walk_within(
             fs,
             &join(&skills_dir, &format!("{}/scripts", skill.name)),
-            &mut files,
-            0,
+            &budget,
         );
+        if let Some(stop) = &walk.stop {
+            out.push(wfx_schemas::check::walk_stop_diagnostic(stop));
+        }
+        files.extend(walk.files.into_iter().filter(|p| is_script_name(p)));
     }
     for path in files {
         let text = match fs.read_text_max(&path, MAX_SCRIPT_BYTES) {
@@ -211,25 +218,9 @@ fn syntax_diagnostic(path: &str, text: &str, is_hook: bool) -> Option<Diagnostic
     ))
 }
 
-/// Adds the script files under `dir` to `out` (at most 8 levels deep).
-fn collect_scripts(fs: &dyn FileAccess, dir: &str, out: &mut BTreeSet<String>, depth: u32) {
-    if depth > 8 {
-        return;
-    }
-    let Ok(entries) = fs.list(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = join(dir, &entry.name);
-        if entry.is_dir {
-            collect_scripts(fs, &path, out, depth + 1);
-        } else if [".js", ".mjs", ".cjs"]
-            .iter()
-            .any(|ext| entry.name.ends_with(ext))
-        {
-            out.insert(path);
-        }
-    }
+/// A skill script's file name: `.js`, `.mjs` or `.cjs`.
+fn is_script_name(path: &str) -> bool {
+    [".js", ".mjs", ".cjs"].iter().any(|ext| path.ends_with(ext))
 }
 
 /// A `script:` path the runner executes: `hooks/<file>.js|mjs`, no `..` segment (FORMAT §A.6).
