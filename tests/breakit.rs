@@ -572,3 +572,38 @@ fn linked_skill_script_folders_are_walked_once_each() {
     // Reached through the first path the walk takes (it lists the last entry first).
     assert_eq!(broken, ["skills/fan/scripts/l6/l6/l6/l6/l6/l6/l6/l6/x.js"], "{out}");
 }
+
+/// Break-it pass 4, F7: `test` read every `from:` seed before the session folder's 64 MiB
+/// bound was checked, so a 77 KB case naming one 15 MB fixture 2,000 times held 24 GB until
+/// the OOM killer ended it. The seeds are now read only while they fit the bound together:
+/// here the fifth read is refused, before it is made, with a message naming the bound.
+#[test]
+fn seeds_are_read_only_while_they_fit_the_session_bound() {
+    let ws = corpus_copy();
+    let tests = ws.path().join(TESTS);
+    std::fs::create_dir_all(tests.join("fixtures")).unwrap();
+    std::fs::write(tests.join("fixtures/big.txt"), vec![b'x'; 15 << 20]).unwrap();
+    let seeds: String = (0..2_000)
+        .map(|i| format!("  scratchpad/s{i}.txt: {{ from: fixtures/big.txt }}\n"))
+        .collect();
+    std::fs::write(
+        tests.join("seeds-over.test.yaml"),
+        format!("title: Seeds over\ndescription: Too many seeds.\nworkspace:\n{seeds}steps:\n  - send: hi\n"),
+    )
+    .unwrap();
+    std::fs::copy(
+        tests.join("refund-approved.agent.yaml"),
+        tests.join("seeds-over.agent.yaml"),
+    )
+    .unwrap();
+    let (code, out, err) = run(
+        ws.path(),
+        &["test", "workflows/order-lookup", "seeds-over", "--skip-grades"],
+    );
+    let all = format!("{out}{err}");
+    assert_eq!(code, Some(1), "{all}");
+    assert!(
+        all.contains("the workspace seeds up to 'scratchpad/s4.txt' hold more than the session folder's bound of 64 MiB together"),
+        "{all}"
+    );
+}

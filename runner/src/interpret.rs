@@ -895,19 +895,36 @@ fn drive<'h>(
     evidence: &mut Evidence,
 ) -> Result<(), SimError> {
     // Materialize seeds (FORMAT §B.8).
+    // Bounded work: the seeds are read only while they fit the session folder's bound
+    // together (`MAX_SESSION_DISK_BYTES`), so a case naming one 15 MB fixture 2,000 times
+    // fails at its fifth read instead of holding 30 GB (break-it pass 4, F7).
     let tests_dir = env.dir.tests_dir();
     let mut seeds = Vec::new();
+    let cap = crate::session_fs::MAX_SESSION_DISK_BYTES;
+    let over = |seed: &str| {
+        SimError(format!(
+            "the workspace seeds up to '{seed}' hold more than the session folder's bound of {} MiB together; the case was not run",
+            cap >> 20
+        ))
+    };
+    let mut seeded: u64 = 0;
     for seed in &case.workspace {
         let content = match &seed.content {
             SeedContent::Inline(node) => seed_text(node),
             SeedContent::From(from) => {
                 let rel = normalize_fixture(&from.value, path).map_err(SimError)?;
-                env.fs.read_text(&join(&tests_dir, &rel)).map_err(|e| match e {
+                let left = cap.saturating_sub(seeded);
+                env.fs.read_text_max(&join(&tests_dir, &rel), left).map_err(|e| match e {
+                    FileError::TooLarge { .. } => over(&seed.path.value),
                     FileError::OutsideWorkspace => SimError(format!("workspace entry '{}' references 'from: {}', but '{tests_dir}/{rel}' is a symbolic link that leaves the workspace; it was not read", seed.path.value, from.value)),
                     _ => SimError(format!("workspace entry '{}' references 'from: {}', but '{tests_dir}/{rel}' does not exist", seed.path.value, from.value)),
                 })?
             }
         };
+        seeded = seeded.saturating_add(content.len() as u64);
+        if seeded > cap {
+            return Err(over(&seed.path.value));
+        }
         seeds.push((seed.path.value.clone(), content));
     }
     let cfg = SimConfig {
