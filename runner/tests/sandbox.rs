@@ -1110,3 +1110,47 @@ fn a_deadline_inside_a_callback_loop_never_corrupts_memory() {
         }
     }
 }
+
+/// Break-it pass 4, F3: QuickJS checks each `let` name against the names already declared
+/// in its scope, so one `let` of 65,000 names parses in quadratic time (13.8 s in a release
+/// build; `check` and the server run this compile-only check on every hook and skill
+/// script). The vendored parser polls at every token and declaration: the syntax check
+/// stops at `COMPILE_TIME_LIMIT_MS` and says why, and a hook's own `new Function` of such
+/// text stops at its `timeoutMs`. Unpatched, the check returns no error (the text is valid)
+/// and the hook ends with its verdict.
+#[test]
+fn a_quadratic_parse_stops_at_its_deadline() {
+    let names: Vec<String> = (0..65_000).map(|i| format!("_{i:x}")).collect();
+    let body = format!("export default function f() {{ let {}; return 1; }}\n", names.join(", "));
+    let (_, message) = check_syntax(&body, true).expect("the check stops at its deadline");
+    assert!(
+        message.contains("took longer than the 1000 ms bound of a syntax check"),
+        "{message}"
+    );
+    // The same names split over 65 functions parse quickly: no error.
+    let split: String = names
+        .chunks(1_000)
+        .enumerate()
+        .map(|(i, c)| format!("function f{i}() {{ let {}; }}\n", c.join(", ")))
+        .collect();
+    assert_eq!(check_syntax(&format!("{split}export default 1;\n"), true), None);
+
+    let budgets = Budgets {
+        timeout_ms: 200,
+        ..Budgets::default()
+    };
+    let out = run_hook(
+        "const n = []; for (let i = 0; i < 65000; i++) n.push('_' + i.toString(36));\nnew Function('let ' + n.join(',') + ';');\nexport default () => ok();",
+        "hooks/new-function.js",
+        &hook_input("hi"),
+        &mut FakeBridge::default(),
+        &budgets,
+    );
+    assert_eq!(
+        out.verdict,
+        Err(SandboxError::Budget {
+            which: BudgetKind::Timeout,
+            limit: 200
+        })
+    );
+}

@@ -23069,6 +23069,11 @@ static __exception int next_token(JSParseState *s)
         JS_ThrowStackOverflow(s->ctx);
         return -1;
     }
+    /* wfx-lsp patch: the parser polls the interrupt handler at every token, so a parse
+       (a hook's compile, `new Function`, `eval`, and `check`'s compile-only syntax check)
+       stops at its deadline. */
+    if (js_poll_interrupts(s->ctx))
+        return -1;
 
     free_token(s, &s->token);
 
@@ -24546,6 +24551,11 @@ static int define_var(JSParseState *s, JSFunctionDef *fd, JSAtom name,
     JSContext *ctx = s->ctx;
     JSVarDef *vd;
     int idx;
+
+    /* wfx-lsp patch: each lexical declaration scans the declarations of its scope
+       (`find_lexical_decl`), O(n^2) for one `let` of n names: poll once per declaration. */
+    if (js_poll_interrupts(ctx))
+        return -1;
 
     switch (var_def_type) {
     case JS_VAR_DEF_WITH:
