@@ -1154,3 +1154,49 @@ fn a_quadratic_parse_stops_at_its_deadline() {
         })
     );
 }
+
+/// Break-it pass 4, F1, F2 and F6: more single builtin calls that ran far past the time
+/// budget, each now polled in the vendored engine (vendor/rquickjs-sys/PATCH.md): generic
+/// loops over a huge `length` of an object that holds no elements (no memory, so the
+/// memory budget never stops them; unpatched, `reverse` over 2^53 − 1 indices does not
+/// end), a regular expression whose long literal pattern is tried at many positions
+/// (unpatched it polled every 10,000 attempts: 80 s against 1 s), and a Proxy's `ownKeys`
+/// duplicate check, quadratic in the keys (400,000 keys: 28 s against 1 s).
+#[test]
+fn loops_over_huge_lengths_long_literal_regexes_and_proxy_keys_stop_at_the_budget() {
+    let budgets = Budgets {
+        timeout_ms: 200,
+        ..Budgets::default()
+    };
+    for (name, body) in [
+        ("reverse", "Array.prototype.reverse.call({ length: 2 ** 53 - 1 });"),
+        ("join", "const a = []; a.length = 2 ** 32 - 1; String(a);"),
+        ("copyWithin", "Array.prototype.copyWithin.call({ length: 2 ** 53 - 1 }, 1, 0);"),
+        ("lastIndexOf", "Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1);"),
+        ("String.raw", "String.raw({ raw: { length: 2 ** 31 } });"),
+        (
+            "RegExp",
+            "new RegExp('a'.repeat(1 << 20) + 'b').test('a'.repeat(1 << 22));",
+        ),
+        (
+            "Proxy ownKeys",
+            "const keys = []; for (let i = 0; i < 200000; i++) keys.push('k' + i); Reflect.ownKeys(new Proxy({}, { ownKeys: () => keys }));",
+        ),
+    ] {
+        let out = run_hook(
+            &format!("{body}\nexport default () => ok();"),
+            "hooks/long.js",
+            &hook_input("hi"),
+            &mut FakeBridge::default(),
+            &budgets,
+        );
+        assert_eq!(
+            out.verdict,
+            Err(SandboxError::Budget {
+                which: BudgetKind::Timeout,
+                limit: 200
+            }),
+            "{name}"
+        );
+    }
+}

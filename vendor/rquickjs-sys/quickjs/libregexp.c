@@ -73,7 +73,10 @@ typedef enum {
 #define GROUP_NAME_SCOPE_MAX 255
 /* must be large enough to have a negligible runtime cost and small
    enough to call the interrupt callback often. */
-#define INTERRUPT_COUNTER_INIT 10000
+/* wfx-lsp patch: poll at every backtrack (was 10000): one attempt of a long literal
+   pattern costs its length, so 10,000 attempts of a 2^23-character pattern ran 80 s
+   between polls. */
+#define INTERRUPT_COUNTER_INIT 1
 
 /* unicode code points */
 #define CP_LS   0x2028

@@ -10088,6 +10088,13 @@ static int JS_TryGetPropertyInt64(JSContext *ctx, JSValueConst obj, int64_t idx,
         if (js_get_fast_array_element(ctx, p, idx, pval))
             return true;
     }
+    /* wfx-lsp patch: generic (slow-path) element access polls the interrupt handler, so
+       a builtin looping over a huge `length` of an object that holds no elements (no
+       memory) stops at its deadline (`Array.prototype.reverse.call({length: 2**53-1})`). */
+    if (js_poll_interrupts(ctx)) {
+        *pval = JS_EXCEPTION;
+        return -1;
+    }
     val = JS_EXCEPTION;
     present = -1;
     prop = JS_NewAtomInt64(ctx, idx);
@@ -10118,6 +10125,11 @@ JSValue JS_GetPropertyInt64(JSContext *ctx, JSValueConst obj, int64_t idx)
         if (js_get_fast_array_element(ctx, p, idx, &val))
             return val;
     }
+    /* wfx-lsp patch: generic (slow-path) element access polls the interrupt handler, so
+       a builtin looping over a huge `length` of an object that holds no elements (no
+       memory) stops at its deadline (`Array.prototype.reverse.call({length: 2**53-1})`). */
+    if (js_poll_interrupts(ctx))
+        return JS_EXCEPTION;
     prop = JS_NewAtomInt64(ctx, idx);
     if (prop == JS_ATOM_NULL)
         return JS_EXCEPTION;
@@ -10979,6 +10991,13 @@ int JS_SetPropertyInt64(JSContext *ctx, JSValueConst this_obj,
     JSAtom prop;
     int res;
 
+    /* wfx-lsp patch: generic (slow-path) element access polls the interrupt handler, so
+       a builtin looping over a huge `length` of an object that holds no elements (no
+       memory) stops at its deadline (`Array.prototype.reverse.call({length: 2**53-1})`). */
+    if (js_poll_interrupts(ctx)) {
+        JS_FreeValue(ctx, val);
+        return -1;
+    }
     if ((uint64_t)idx <= INT32_MAX) {
         /* fast path for fast arrays */
         return JS_SetPropertyValue(ctx, this_obj, js_int32(idx), val,
@@ -11942,6 +11961,11 @@ int JS_DeletePropertyInt64(JSContext *ctx, JSValueConst obj, int64_t idx, int fl
     JSAtom prop;
     int res;
 
+    /* wfx-lsp patch: generic (slow-path) element access polls the interrupt handler, so
+       a builtin looping over a huge `length` of an object that holds no elements (no
+       memory) stops at its deadline (`Array.prototype.reverse.call({length: 2**53-1})`). */
+    if (js_poll_interrupts(ctx))
+        return -1;
     if ((uint64_t)idx <= JS_ATOM_MAX_INT) {
         /* fast path for fast arrays */
         return JS_DeleteProperty(ctx, obj, __JS_AtomFromUInt32(idx), flags);
@@ -52804,6 +52828,10 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
     /* check duplicate properties (XXX: inefficient, could store the
      * properties an a temporary object to use the hash) */
     for(i = 1; i < len; i++) {
+        /* wfx-lsp patch: the check is O(n^2) in the keys `ownKeys` returns (400,000 keys:
+           28 s); poll once per key. */
+        if (js_poll_interrupts(ctx))
+            goto fail;
         if (find_prop_key(tab, i, tab[i].atom) >= 0) {
             JS_ThrowTypeError(ctx, "proxy: duplicate property");
             goto fail;
@@ -52823,6 +52851,9 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
                                JS_GPN_STRING_MASK | JS_GPN_SYMBOL_MASK))
         goto fail;
     for(i = 0; i < len2; i++) {
+        /* wfx-lsp patch: O(len2 * len) with the search below; poll once per target key. */
+        if (js_poll_interrupts(ctx))
+            goto fail;
         if (s->is_revoked) {
             JS_ThrowTypeErrorRevokedProxy(ctx);
             goto fail;
