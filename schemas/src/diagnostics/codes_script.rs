@@ -48,7 +48,9 @@ code!(
 that does not parse fails every time (a hook then rejects the transition terminally, an \
 `archmax_run` call returns an error). The range is where QuickJS stopped parsing. Hooks may use \
 `export default`, top-level `await` and `return`; skill scripts may use top-level `await` and \
-`return`, and their last expression is their result.\n\n\
+`return`, and their last expression is their result. The check parses for at most 1,000 ms: a \
+script still parsing then (one `let` of tens of thousands of names parses in quadratic time) is \
+reported as not checked, at the start of the file.\n\n\
 Fails:\n```js\nexport default async function hook({ tools }) {\n  return ok(;\n}\n```\n\
 Passes:\n```js\nexport default async function hook({ tools }) {\n  return ok();\n}\n```"
 );
