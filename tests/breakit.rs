@@ -552,11 +552,8 @@ fn linked_skill_script_folders_are_walked_once_each() {
     for i in 1..=6 {
         std::os::unix::fs::symlink("../f1", skill.join(format!("scripts/l{i}"))).unwrap();
         for l in 1..8 {
-            std::os::unix::fs::symlink(
-                format!("../f{}", l + 1),
-                skill.join(format!("f{l}/l{i}")),
-            )
-            .unwrap();
+            std::os::unix::fs::symlink(format!("../f{}", l + 1), skill.join(format!("f{l}/l{i}")))
+                .unwrap();
         }
     }
     let (code, out, err) = run(ws.path(), &["check", "--format", "json", "."]);
@@ -570,7 +567,11 @@ fn linked_skill_script_folders_are_walked_once_each() {
         .map(|d| d["file"].as_str().unwrap())
         .collect();
     // Reached through the first path the walk takes (it lists the last entry first).
-    assert_eq!(broken, ["skills/fan/scripts/l6/l6/l6/l6/l6/l6/l6/l6/x.js"], "{out}");
+    assert_eq!(
+        broken,
+        ["skills/fan/scripts/l6/l6/l6/l6/l6/l6/l6/l6/x.js"],
+        "{out}"
+    );
 }
 
 /// Break-it pass 4, F7: `test` read every `from:` seed before the session folder's 64 MiB
@@ -599,7 +600,12 @@ fn seeds_are_read_only_while_they_fit_the_session_bound() {
     .unwrap();
     let (code, out, err) = run(
         ws.path(),
-        &["test", "workflows/order-lookup", "seeds-over", "--skip-grades"],
+        &[
+            "test",
+            "workflows/order-lookup",
+            "seeds-over",
+            "--skip-grades",
+        ],
     );
     let all = format!("{out}{err}");
     assert_eq!(code, Some(1), "{all}");

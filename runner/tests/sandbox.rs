@@ -1121,7 +1121,10 @@ fn a_deadline_inside_a_callback_loop_never_corrupts_memory() {
 #[test]
 fn a_quadratic_parse_stops_at_its_deadline() {
     let names: Vec<String> = (0..65_000).map(|i| format!("_{i:x}")).collect();
-    let body = format!("export default function f() {{ let {}; return 1; }}\n", names.join(", "));
+    let body = format!(
+        "export default function f() {{ let {}; return 1; }}\n",
+        names.join(", ")
+    );
     let (_, message) = check_syntax(&body, true).expect("the check stops at its deadline");
     assert!(
         message.contains("took longer than the 1000 ms bound of a syntax check"),
@@ -1133,7 +1136,10 @@ fn a_quadratic_parse_stops_at_its_deadline() {
         .enumerate()
         .map(|(i, c)| format!("function f{i}() {{ let {}; }}\n", c.join(", ")))
         .collect();
-    assert_eq!(check_syntax(&format!("{split}export default 1;\n"), true), None);
+    assert_eq!(
+        check_syntax(&format!("{split}export default 1;\n"), true),
+        None
+    );
 
     let budgets = Budgets {
         timeout_ms: 200,
@@ -1169,10 +1175,19 @@ fn loops_over_huge_lengths_long_literal_regexes_and_proxy_keys_stop_at_the_budge
         ..Budgets::default()
     };
     for (name, body) in [
-        ("reverse", "Array.prototype.reverse.call({ length: 2 ** 53 - 1 });"),
+        (
+            "reverse",
+            "Array.prototype.reverse.call({ length: 2 ** 53 - 1 });",
+        ),
         ("join", "const a = []; a.length = 2 ** 32 - 1; String(a);"),
-        ("copyWithin", "Array.prototype.copyWithin.call({ length: 2 ** 53 - 1 }, 1, 0);"),
-        ("lastIndexOf", "Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1);"),
+        (
+            "copyWithin",
+            "Array.prototype.copyWithin.call({ length: 2 ** 53 - 1 }, 1, 0);",
+        ),
+        (
+            "lastIndexOf",
+            "Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1);",
+        ),
         ("String.raw", "String.raw({ raw: { length: 2 ** 31 } });"),
         (
             "RegExp",

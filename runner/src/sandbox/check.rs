@@ -220,7 +220,9 @@ fn syntax_diagnostic(path: &str, text: &str, is_hook: bool) -> Option<Diagnostic
 
 /// A skill script's file name: `.js`, `.mjs` or `.cjs`.
 fn is_script_name(path: &str) -> bool {
-    [".js", ".mjs", ".cjs"].iter().any(|ext| path.ends_with(ext))
+    [".js", ".mjs", ".cjs"]
+        .iter()
+        .any(|ext| path.ends_with(ext))
 }
 
 /// A `script:` path the runner executes: `hooks/<file>.js|mjs`, no `..` segment (FORMAT §A.6).
