@@ -1215,3 +1215,40 @@ fn loops_over_huge_lengths_long_literal_regexes_and_proxy_keys_stop_at_the_budge
         );
     }
 }
+
+/// Break-it pass 4, F4: an allocation that fails inside `String.prototype.normalize` or
+/// while building an `Error`'s `stack` throws no exception object (the hook saw "threw:
+/// uninitialized" or "threw: "); near the memory limit it is now the memory budget.
+#[test]
+fn an_allocation_failing_inside_normalize_or_a_stack_is_the_memory_budget() {
+    let budgets = Budgets {
+        memory_limit_bytes: Some(8 << 20),
+        ..Budgets::default()
+    };
+    for (name, body) in [
+        (
+            "normalize",
+            "let s = 'é'; for (;;) { s = s + s; s.normalize('NFD'); }",
+        ),
+        (
+            "stack",
+            "function f(n) { return n ? f(n - 1) : new Error('e'); } const r = []; for (;;) r.push(f(100).stack);",
+        ),
+    ] {
+        let out = run_hook(
+            &format!("{body}\nexport default () => ok();"),
+            "hooks/oom.js",
+            &hook_input("hi"),
+            &mut FakeBridge::default(),
+            &budgets,
+        );
+        assert_eq!(
+            out.verdict,
+            Err(SandboxError::Budget {
+                which: BudgetKind::Memory,
+                limit: 8 << 20
+            }),
+            "{name}"
+        );
+    }
+}

@@ -590,6 +590,10 @@ fn classify(err: CaughtError<'_>, compiling: bool, path: &str) -> Fail {
         CaughtError::Value(v) => {
             if v.is_null() {
                 Fail::NullThrow
+            } else if v.type_of() == rquickjs::Type::Uninitialized {
+                // No script can throw this value: QuickJS failed an allocation without
+                // setting an exception (`normalize`; break-it pass 4, F4).
+                Fail::Memory
             } else {
                 Fail::Sandbox(SandboxError::Threw {
                     message: value_text(&v),
