@@ -1,6 +1,6 @@
 //! Running cases from the editor (`wfx.runCase`, `wfx.runAllCases`, `wfx.cancelRun`): the
 //! run task, its progress and `wfx/runStatus`, and what a finished run shows (annotations,
-//! run diagnostics, the transcript).
+//! run diagnostics, the transcript, `wfx/graph` with the last run's path).
 
 #[allow(
     clippy::wildcard_imports,
@@ -368,7 +368,16 @@ impl Server {
             self.run_status(&s, &status).await;
             return;
         }
-        for uri in &touched {
+        self.show_run_results(&s, &touched).await;
+        // Last, so a client that refreshes on it sees the run's annotations and path.
+        self.run_status(&s, &status).await;
+    }
+
+    /// After a run or a recording: rechecks the open documents among `touched` (their run
+    /// diagnostics and annotations changed) and asks the client to refresh inlay hints and
+    /// code lenses when it supports the refresh.
+    pub(super) async fn show_run_results(&self, s: &Session, touched: &[Uri]) {
+        for uri in touched {
             if self.docs.version(uri).is_some() {
                 self.recheck(uri).await;
             }
@@ -379,8 +388,6 @@ impl Server {
         if s.code_lens_refresh {
             let _ = self.client.code_lens_refresh().await;
         }
-        // Last, so a client that refreshes on it sees the run's annotations and path.
-        self.run_status(&s, &status).await;
     }
 
     /// Sends `wfx/runStatus` (docs/lsp-extensions.md) to a client that asked for it.
@@ -410,5 +417,114 @@ impl Server {
         if let lsp::ProgressToken::String(t) = &params.token {
             self.cancel_run(t);
         }
+    }
+
+    /// `wfx/graph` (docs/lsp-extensions.md): the graph of the workflow of a `workflow.yaml`
+    /// or case document, from the current (possibly unsaved) text, with the last run's path
+    /// of the case when it ran in this session.
+    pub async fn graph(&self, params: GraphParams) -> Result<Value> {
+        let uri = params.text_document.uri;
+        let s = self.session();
+        let loc = paths::locate(&uri, &s.roots)
+            .ok_or_else(|| Error::invalid_params("the document is outside the workspace"))?;
+        let dir = workflow_dir(&loc.rel)
+            .ok_or_else(|| Error::invalid_params("not a workflow or case file"))?;
+        let fs = self.overlay(&loc.root);
+        let is_case = matches!(workspace::classify(&loc.rel), FileKind::Case(_));
+        let path = if is_case {
+            self.run_state().paths.get(uri.as_str()).cloned()
+        } else {
+            None
+        };
+        // workflow.yaml: coverage (issue 17), from the runs of its cases in this session,
+        // else from what the cases' assertions name.
+        let tests_prefix = paths::uri_of(&loc.root, &dir.tests_dir())
+            .map(|u| format!("{}/", u.as_str()))
+            .unwrap_or_default();
+        let run_union = (!is_case).then(|| {
+            let st = self.run_state();
+            let mine: Vec<&wfx_schemas::graph::CasePath> = st
+                .paths
+                .iter()
+                .filter(|(u, _)| !tests_prefix.is_empty() && u.starts_with(&tests_prefix))
+                .map(|(_, p)| p)
+                .collect();
+            (!mine.is_empty()).then(|| ide::coverage::union_path(mine.into_iter()))
+        });
+        // The layout is CPU work (bounded: `graph::MAX_LAYOUT_WORK`); it runs on a blocking
+        // thread so the runtime's workers keep answering other requests meanwhile.
+        let enc = s.encoding;
+        let job = move || {
+            guard("wfx/graph", || {
+                let info = wfx_schemas::check::load_workflow(&fs, &dir).ok_or_else(|| {
+                    request_failed(format!("no workflow.yaml for '{}'", dir.slug))
+                })?;
+                let index = LineIndex::new(&info.text);
+                let wf = info
+                    .model
+                    .ok_or_else(|| request_failed(format!("{} is not a mapping", info.path)))?;
+                let g = wfx_schemas::graph::Graph::from_workflow(&wf);
+                let (coverage, source) = match (&run_union, is_case) {
+                    (_, true) => (None, None),
+                    (Some(Some(u)), _) => (Some(u.clone()), Some("runs")),
+                    _ => (
+                        Some(ide::coverage::assertion_coverage_path(&fs, &dir, &wf)),
+                        Some("assertions"),
+                    ),
+                };
+                let lit = path.as_ref().or(coverage.as_ref());
+                let mut graph = g.to_reference_json();
+                let nodes: Vec<Value> = g
+                    .nodes
+                    .iter()
+                    .map(|n| {
+                        serde_json::json!({
+                            "id": n.id,
+                            "kind": match n.kind {
+                                wfx_schemas::graph::NodeKind::Start => "start",
+                                wfx_schemas::graph::NodeKind::Agent => "agent",
+                                wfx_schemas::graph::NodeKind::Human => "human",
+                            },
+                            "terminal": n.terminal,
+                            "title": n.title,
+                            "triggers": n.triggers,
+                            "range": n.range.map(|r| convert::range(&index, r, enc)),
+                        })
+                    })
+                    .collect();
+                if let Some(o) = graph.as_object_mut() {
+                    o.insert("nodes".into(), Value::Array(nodes));
+                }
+                let (svg, layout) = match g.to_svg_measured(lit) {
+                    Ok((svg, layout)) => (svg, Some(layout)),
+                    Err(_) => (String::new(), None),
+                };
+                if layout.is_some_and(|l| l.cut) {
+                    tracing::info!(
+                        "wfx/graph: the layout of '{}' spent its budget of {} units; node order not fully optimised",
+                        dir.slug,
+                        wfx_schemas::graph::MAX_LAYOUT_WORK
+                    );
+                }
+                Ok(serde_json::json!({
+                    "workflow": dir.slug,
+                    "graph": graph,
+                    "svg": svg,
+                    "layout": layout.map(|l| serde_json::json!({"work": l.work, "cut": l.cut})),
+                    "mermaid": g.to_mermaid(lit),
+                    "path": path.as_ref().map(crate::cli::graph::path_json),
+                    "coverage": coverage.as_ref().map(|c| {
+                        let mut v = crate::cli::graph::path_json(c);
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert("source".into(), Value::from(source.unwrap_or("")));
+                        }
+                        v
+                    }),
+                }))
+            })
+        };
+        tokio::task::spawn_blocking(job)
+            .await
+            .map_err(|_| Error::internal_error())??
     }
 }
