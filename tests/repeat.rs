@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use support::fake_model::{Fake, Reply};
 
-const KEY: &str = "sk-live-REPEAT-4f2a9b";
+// Split so that no committed line holds a key-shaped value.
+const KEY: &str = concat!("sk-", "live-REPEAT-4f2a9b");
 const TINY_WF: &str = "title: Tiny\ninstructions: Be brief.\ntests:\n  caseTimeoutMs: 3000\nstates:\n  start:\n    triggers: { manual: }\n    instructions: Greet the user, then advance to done.\n    transitions:\n      - to: done\n        description: The user was greeted.\n  done:\n    instructions: Stop.\n";
 const TINY_CASE: &str = "title: Hello\ndescription: The model greets the user.\nsteps:\n  - send: \"hi\"\n  - reply:\n      includes: [\"hello\"]\n";
 

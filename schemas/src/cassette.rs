@@ -960,7 +960,7 @@ mod tests {
             ("ARCHMAX_API_KEY".to_owned(), "k-123456".to_owned()),
             (
                 "GITHUB_TOKEN".to_owned(),
-                "ghp_aaaaaaaaaaaaaaaaaaaaaaaa".to_owned(),
+                concat!("ghp", "_aaaaaaaaaaaaaaaaaaaaaaaa").to_owned(),
             ),
             ("MY_PASSWORD".to_owned(), "short".to_owned()),
             ("HOME".to_owned(), "/home/someone-long".to_owned()),
@@ -970,8 +970,13 @@ mod tests {
             ),
         ]);
         let mut c = sample();
-        c.interactions[0].request.messages[0].content =
-            Some("key k-123456 and ghp_aaaaaaaaaaaaaaaaaaaaaaaa; short; /home/someone-long".into());
+        c.interactions[0].request.messages[0].content = Some(
+            concat!(
+                "key k-123456 and ghp",
+                "_aaaaaaaaaaaaaaaaaaaaaaaa; short; /home/someone-long"
+            )
+            .into(),
+        );
         c.interactions[0].response.tool_calls[0].arguments =
             json!({"k-123456": ["x AbCdEfGh12345678 y"]});
         let (text, n) = to_json(&c, &s);
@@ -1109,16 +1114,29 @@ mod tests {
     #[test]
     fn key_shaped_strings() {
         let found = |t: &str| key_shaped(t).iter().map(|k| k.kind).collect::<Vec<_>>();
-        assert_eq!(found("use sk-abcdefghijklmnop1234 now"), ["sk- key"]);
+        // Key-shaped values are built at run time from a prefix and an obviously fake body,
+        // so no committed line holds one.
+        let fake = |prefix: &str, body: &str| format!("{prefix}{body}");
+        let sk = fake("sk-", "FAKEnotAkey0000000000");
+        assert_eq!(found(&format!("use {sk} now")), ["sk- key"]);
         assert_eq!(
-            found("Authorization: Bearer abcdefghijklmnopqrst"),
+            found(&format!(
+                "Authorization: {}",
+                fake("Bearer ", "FAKEnotAtoken0000000")
+            )),
             ["bearer token"]
         );
-        assert_eq!(found("AKIAABCDEFGHIJKLMNOP"), ["AWS access key id"]);
-        assert_eq!(found("ghp_abcdefghijklmnopqrstuvwx"), ["GitHub token"]);
-        assert_eq!(found("xoxb-1234567890-abc"), ["Slack token"]);
         assert_eq!(
-            found("tok Zq8Lm2Rt7Xv4Np9Ks3Hd6Wc1Fb5Gy0Je"),
+            found(&fake("AKIA", "FAKENOTAKEY00000")),
+            ["AWS access key id"]
+        );
+        assert_eq!(
+            found(&fake("ghp_", "FAKEnotAtoken000000000000")),
+            ["GitHub token"]
+        );
+        assert_eq!(found(&fake("xoxb-", "0000000000-fake")), ["Slack token"]);
+        assert_eq!(
+            found(&fake("tok ", "Zq8Lm2Rt7Xv4Np9Ks3Hd6Wc1Fb5Gy0Je")),
             ["high-entropy token"]
         );
         for clean in [
@@ -1132,10 +1150,10 @@ mod tests {
         ] {
             assert_eq!(found(clean), Vec::<&str>::new(), "{clean}");
         }
-        let k = &key_shaped("x sk-abcdefghijklmnop1234")[0];
-        assert_eq!((k.start, k.end), (2, 25));
+        let k = &key_shaped(&format!("x {sk}"))[0];
+        assert_eq!((k.start, k.end), (2, 2 + sk.len()));
         assert_eq!(
-            key_shaped(&"sk-abcdefghijklmnopq ".repeat(500)).len(),
+            key_shaped(&format!("{sk} ").repeat(500)).len(),
             MAX_KEY_SHAPED
         );
     }
