@@ -99,12 +99,30 @@ fn hook_input(first_user_message: &str) -> Value {
 }
 
 fn hook(source: &str) -> Result<Verdict, SandboxError> {
+    hook_with(source, &Budgets::default())
+}
+
+/// Asserts that the hook whose module body is `body` (a default export returning `ok()`
+/// appended) ends with the time budget of `budgets`; `name` labels a failure.
+fn assert_times_out(name: &str, body: &str, budgets: &Budgets) {
+    assert_eq!(
+        hook_with(&format!("{body}\nexport default () => ok();"), budgets),
+        Err(SandboxError::Budget {
+            which: BudgetKind::Timeout,
+            limit: budgets.timeout_ms
+        }),
+        "{name}"
+    );
+}
+
+/// The verdict of the hook `source` (as `hooks/t.js`, input "hi", no tools) under `budgets`.
+fn hook_with(source: &str, budgets: &Budgets) -> Result<Verdict, SandboxError> {
     run_hook(
         source,
         "hooks/t.js",
         &hook_input("hi"),
         &mut FakeBridge::default(),
-        &Budgets::default(),
+        budgets,
     )
     .verdict
 }
@@ -343,21 +361,7 @@ fn a_single_superlinear_builtin_call_stops_at_the_time_budget() {
             "const t = new Uint32Array(1 << 23); for (let i = 0; i < 1024; i++) t[i] = (i * 2654435761) >>> 0; for (let n = 1024; n < t.length; n *= 2) t.copyWithin(n, 0, n); t.sort();".to_owned(),
         ),
     ] {
-        let out = run_hook(
-            &format!("{body}\nexport default () => ok();"),
-            "hooks/one-call.js",
-            &hook_input("hi"),
-            &mut FakeBridge::default(),
-            &budgets,
-        );
-        assert_eq!(
-            out.verdict,
-            Err(SandboxError::Budget {
-                which: BudgetKind::Timeout,
-                limit: 200
-            }),
-            "{name}"
-        );
+        assert_times_out(name, body.as_ref(), &budgets);
     }
 }
 
@@ -1092,15 +1096,9 @@ fn a_deadline_inside_a_callback_loop_never_corrupts_memory() {
             let src = format!(
                 "const big = 'a'.repeat(1 << 22); const o = big.slice(1) + 'b'; const xs = new Array(1 << 16).fill(big); const f = (x) => x === o;\nfor (;;) {{ {call}; }}\nexport default () => ok();"
             );
-            let out = run_hook(
-                &src,
-                "hooks/loop.js",
-                &hook_input("hi"),
-                &mut FakeBridge::default(),
-                &budgets,
-            );
+            let verdict = hook_with(&src, &budgets);
             assert_eq!(
-                out.verdict,
+                verdict,
                 Err(SandboxError::Budget {
                     which: BudgetKind::Timeout,
                     limit: ms
@@ -1145,15 +1143,12 @@ fn a_quadratic_parse_stops_at_its_deadline() {
         timeout_ms: 200,
         ..Budgets::default()
     };
-    let out = run_hook(
+    let verdict = hook_with(
         "const n = []; for (let i = 0; i < 65000; i++) n.push('_' + i.toString(36));\nnew Function('let ' + n.join(',') + ';');\nexport default () => ok();",
-        "hooks/new-function.js",
-        &hook_input("hi"),
-        &mut FakeBridge::default(),
         &budgets,
     );
     assert_eq!(
-        out.verdict,
+        verdict,
         Err(SandboxError::Budget {
             which: BudgetKind::Timeout,
             limit: 200
@@ -1198,21 +1193,7 @@ fn loops_over_huge_lengths_long_literal_regexes_and_proxy_keys_stop_at_the_budge
             "const keys = []; for (let i = 0; i < 200000; i++) keys.push('k' + i); Reflect.ownKeys(new Proxy({}, { ownKeys: () => keys }));",
         ),
     ] {
-        let out = run_hook(
-            &format!("{body}\nexport default () => ok();"),
-            "hooks/long.js",
-            &hook_input("hi"),
-            &mut FakeBridge::default(),
-            &budgets,
-        );
-        assert_eq!(
-            out.verdict,
-            Err(SandboxError::Budget {
-                which: BudgetKind::Timeout,
-                limit: 200
-            }),
-            "{name}"
-        );
+        assert_times_out(name, body, &budgets);
     }
 }
 
@@ -1235,15 +1216,9 @@ fn an_allocation_failing_inside_normalize_or_a_stack_is_the_memory_budget() {
             "function f(n) { return n ? f(n - 1) : new Error('e'); } const r = []; for (;;) r.push(f(100).stack);",
         ),
     ] {
-        let out = run_hook(
-            &format!("{body}\nexport default () => ok();"),
-            "hooks/oom.js",
-            &hook_input("hi"),
-            &mut FakeBridge::default(),
-            &budgets,
-        );
+        let verdict = hook_with(&format!("{body}\nexport default () => ok();"), &budgets);
         assert_eq!(
-            out.verdict,
+            verdict,
             Err(SandboxError::Budget {
                 which: BudgetKind::Memory,
                 limit: 8 << 20

@@ -1,6 +1,7 @@
 //! Recording a case with the live model from the editor (`wfx.recordCase`, issue 15 item
 //! 8): the refusal unless `wfx.run.allowLive`, the record task and its progress.
 
+use super::run::text_of;
 #[allow(
     clippy::wildcard_imports,
     reason = "a part of the parent module, split off by topic"
@@ -187,11 +188,7 @@ impl Server {
                         let Some(uri) = paths::uri_of(&root, &case) else {
                             continue;
                         };
-                        let text = cases
-                            .iter()
-                            .position(|c| *c == case)
-                            .and_then(|i| texts.get(i).cloned())
-                            .unwrap_or_else(|| Arc::from(""));
+                        let text = text_of(&cases, &texts, &case);
                         st.annotations.insert(
                             uri.as_str().to_owned(),
                             runs::Annotation { text, outcome: o },

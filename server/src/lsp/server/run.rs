@@ -324,11 +324,7 @@ impl Server {
                     let Some(uri) = paths::uri_of(&root, &case) else {
                         continue;
                     };
-                    let text = cases
-                        .iter()
-                        .position(|c| *c == case)
-                        .and_then(|i| texts.get(i).cloned())
-                        .unwrap_or_else(|| Arc::from(""));
+                    let text = text_of(&cases, &texts, &case);
                     if let Some(p) = &o.path {
                         st.paths.insert(uri.as_str().to_owned(), p.clone());
                     }
@@ -527,4 +523,14 @@ impl Server {
             .await
             .map_err(|_| Error::internal_error())??
     }
+}
+
+/// The text `case` had when its run started: the entry of `texts` at its index in `cases`
+/// (the two are parallel), or empty when it is not among them.
+pub(super) fn text_of(cases: &[String], texts: &[Arc<str>], case: &str) -> Arc<str> {
+    cases
+        .iter()
+        .position(|c| c == case)
+        .and_then(|i| texts.get(i).cloned())
+        .unwrap_or_else(|| Arc::from(""))
 }
