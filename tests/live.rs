@@ -627,9 +627,21 @@ fn a_key_the_model_echoes_in_its_reply_reaches_no_output_or_report() {
     );
     assert!(!body.contains(KEY));
     let (ws, fake) = tiny(move |_| Reply::status(200, "application/json", &body));
-    let out_dir = ws.path().join("out");
+    let (code, text) = run_tiny_with_reports(ws.path(), &fake);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("key is Bearer <ENV:ARCHMAX_API_KEY>"),
+        "{text}"
+    );
+}
+
+/// Runs `test tiny --live --json --verbose` with every reporter under `--out`: (exit code,
+/// stdout + stderr). Asserts that the key is in neither stream nor in any file written
+/// (`results.json`, `report.html`, `report.md`, `junit.xml`, `history.jsonl`).
+fn run_tiny_with_reports(ws: &Path, fake: &Fake) -> (i32, String) {
+    let out_dir = ws.join("out");
     let out = wfx()
-        .current_dir(ws.path())
+        .current_dir(ws)
         .env("ARCHMAX_API_BASE_URL", &fake.base)
         .env("ARCHMAX_API_KEY", KEY)
         .env("ARCHMAX_MODEL", MODEL)
@@ -652,12 +664,7 @@ fn a_key_the_model_echoes_in_its_reply_reaches_no_output_or_report() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(!text.contains(KEY), "the key leaked: {text}");
-    assert!(
-        text.contains("key is Bearer <ENV:ARCHMAX_API_KEY>"),
-        "{text}"
-    );
     let mut files = Vec::new();
     all_files(&out_dir, &mut files);
     assert!(files.len() >= 4, "{files:?}");
@@ -669,6 +676,55 @@ fn a_key_the_model_echoes_in_its_reply_reaches_no_output_or_report() {
             f.display()
         );
     }
+    (out.status.code().unwrap(), text)
+}
+
+#[test]
+fn a_key_split_across_content_parts_or_escaped_in_arguments_reaches_no_output() {
+    // Issue 24, item 1: the client redacted the body's text and its decoded strings, but the
+    // parser builds strings of its own: it joins `content` parts (a key split across two
+    // parts was whole only after the join) and decodes `arguments` given as a JSON string
+    // (a `\u` escape inside that string survived the body's decoding as text). Now every
+    // string of the parsed answer is redacted after the parser built it.
+    let (head, tail) = KEY.split_at(7);
+    // `arguments` is JSON text holding the key with its `s` and `-` escaped: the body's
+    // decoding leaves `\u0073k\u002d…`, which only the parse of `arguments` decodes.
+    let args = format!(
+        "{{\"to\":\"done\",\"reason\":\"key \\u0073k\\u002d{}\"}}",
+        &KEY[3..]
+    );
+    let body = json!({
+        "choices": [{"index": 0, "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": format!("hello, key is {head}")},
+                {"type": "text", "text": format!("{tail} ok")},
+            ],
+            "tool_calls": [call("c1", "archmax_advance", &args)],
+        }, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    })
+    .to_string();
+    assert!(!body.contains(KEY), "{body}");
+    let mut n = 0;
+    let (ws, fake) = tiny(move |_| {
+        n += 1;
+        if n == 1 {
+            Reply::status(200, "application/json", &body)
+        } else {
+            Reply::message(None, json!([]))
+        }
+    });
+    let (code, text) = run_tiny_with_reports(ws.path(), &fake);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("hello, key is <ENV:ARCHMAX_API_KEY> ok"),
+        "the joined content is shown, redacted: {text}"
+    );
+    assert!(
+        text.contains("key <ENV:ARCHMAX_API_KEY>"),
+        "the decoded argument is shown, redacted: {text}"
+    );
 }
 
 #[test]

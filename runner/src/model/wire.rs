@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use wfx_schemas::cassette::Secrets;
 
 /// Who a message is from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +45,25 @@ impl ToolArgs {
             ToolArgs::Invalid(s) => s.clone(),
         }
     }
+
+    /// Replaces every value of `secrets` in the arguments as they were decoded: each string
+    /// and object key of a JSON value ([`Secrets::redact_value`]), or the text kept
+    /// verbatim. Returns the count replaced.
+    pub fn redact(&mut self, secrets: &Secrets) -> usize {
+        match self {
+            ToolArgs::Json(v) => secrets.redact_value(v),
+            ToolArgs::Invalid(s) => redact_string(s, secrets),
+        }
+    }
+}
+
+/// Redacts `s` in place; returns the count replaced.
+fn redact_string(s: &mut String, secrets: &Secrets) -> usize {
+    let (r, n) = secrets.redact(s);
+    if n > 0 {
+        *s = r;
+    }
+    n
 }
 
 /// One tool call of an assistant message.
@@ -216,6 +236,44 @@ pub struct ChatResponse {
     pub usage: Option<Usage>,
     /// The model id the endpoint says answered.
     pub model: Option<String>,
+}
+
+impl ChatResponse {
+    /// Replaces every value of `secrets` in every string of the answer as the parser built
+    /// it (issue 24, item 1): the text after its `content` parts were joined (a key split
+    /// across two parts is whole only there), each tool call's id, name and arguments after
+    /// an `arguments` JSON string was decoded (a `\u` escape inside that string is text
+    /// until then), the finish reason and the model id. Redacting the body before parsing
+    /// cannot see either. Returns the count replaced. Source: docs/security.md, "no secrets
+    /// in output"; docs/live-agent.md.
+    pub fn redact(&mut self, secrets: &Secrets) -> usize {
+        if secrets.is_empty() {
+            return 0;
+        }
+        // Destructured, so a string field added later cannot be missed silently.
+        let ChatResponse {
+            content,
+            tool_calls,
+            finish_reason,
+            usage: _,
+            model,
+        } = self;
+        let mut n = 0;
+        for s in [content, finish_reason, model].into_iter().flatten() {
+            n += redact_string(s, secrets);
+        }
+        for ToolCall {
+            id,
+            name,
+            arguments,
+        } in tool_calls
+        {
+            n += redact_string(id, secrets);
+            n += redact_string(name, secrets);
+            n += arguments.redact(secrets);
+        }
+        n
+    }
 }
 
 /// Why a model call failed. Messages never contain the key or request headers.
@@ -470,6 +528,50 @@ mod tests {
         assert_eq!(r.usage.unwrap().prompt_tokens, 7);
         assert!(parse_response("<html>").is_err());
         assert!(parse_response("{}").is_err());
+    }
+
+    #[test]
+    fn the_parsed_answer_is_redacted_in_the_strings_the_parser_built() {
+        // Issue 24, item 1: a key split across `content` parts, and one escaped inside an
+        // `arguments` JSON string, are whole only after parsing.
+        let key = concat!("sk-", "wire-PLANTED-00000");
+        let secrets = Secrets::from_env([("ARCHMAX_API_KEY".to_owned(), key.to_owned())]);
+        let (head, tail) = key.split_at(6);
+        let args = format!("{{\"k\":\"\\u0073{}\",\"{key}\":[\"{key}\"]}}", &key[1..]);
+        let body = json!({"model": key, "choices": [{"finish_reason": key, "message": {
+        "content": [{"type": "text", "text": head}, tail],
+        "tool_calls": [
+            {"id": key, "function": {"name": key, "arguments": args}},
+            {"id": "b", "function": {"name": "t", "arguments": format!("{{bad {key}")}},
+        ]}}]})
+        .to_string();
+        let mut r = parse_response(&body).unwrap();
+        assert!(format!("{r:?}").contains(key), "the parser builds the key");
+        assert_eq!(r.redact(&secrets), 9);
+        let shown = format!("{r:?}");
+        assert!(!shown.contains(key), "{shown}");
+        let p = "<ENV:ARCHMAX_API_KEY>";
+        assert_eq!(r.content.as_deref(), Some(p));
+        assert_eq!(
+            r.tool_calls[0].arguments,
+            ToolArgs::Json(json!({"k": p, p: [p]}))
+        );
+        assert_eq!(
+            r.tool_calls[1].arguments,
+            ToolArgs::Invalid(format!("{{bad {p}"))
+        );
+        assert_eq!(
+            (r.model.as_deref(), r.finish_reason.as_deref()),
+            (Some(p), Some(p))
+        );
+        assert_eq!(
+            (r.tool_calls[0].id.as_str(), r.tool_calls[0].name.as_str()),
+            (p, p)
+        );
+        // No secrets: nothing changes.
+        let mut again = parse_response(&body).unwrap();
+        assert_eq!(again.redact(&Secrets::default()), 0);
+        assert_eq!(again, parse_response(&body).unwrap());
     }
 
     #[test]

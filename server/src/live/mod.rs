@@ -8,10 +8,11 @@
 //! [`MAX_RETRY_AFTER_MS`]) or an exponential backoff; a body over [`MAX_BODY_BYTES`] is an
 //! error. The key is only ever put in the `Authorization` header: no error, log or value
 //! returned here contains it ("no secrets in output", docs/security.md), even when the
-//! endpoint echoes it: every response body and content type is redacted (the key's value
-//! becomes `<ENV:ARCHMAX_API_KEY>`, as in a cassette) before anything reads it, both as
-//! raw text (error snippets) and, for a JSON body, in its decoded strings (a key spelled
-//! with `\u` escapes).
+//! endpoint echoes it (the key's value becomes `<ENV:ARCHMAX_API_KEY>`, as in a cassette):
+//! a chat completion is redacted in every string of the parsed answer, after the parser
+//! built it ([`ChatResponse::redact`]: joined `content` parts, decoded `arguments`
+//! strings); a body or content type that reaches an error message is redacted as raw text
+//! and, for a JSON body, in its decoded strings (a key spelled with `\u` escapes).
 
 use std::time::Duration;
 
@@ -117,11 +118,18 @@ impl HttpTransport {
             }
             Err(e) => return Attempt::Fail(transport_error(&e, timeout_ms)),
         };
+        // A chat completion is parsed from the body as sent and redacted in the strings the
+        // parser built (ChatResponse::redact); the text itself only ever reaches an error
+        // message, redacted as text and in its decoded strings.
+        let parsed = (200..=299).contains(&status).then(|| parse_response(&text));
         let text = self.unechoed(text);
         match status {
-            200..=299 => match parse_response(&text) {
-                Ok(r) => Attempt::Done(r),
-                Err(_) => Attempt::Fail(ModelError::BadBody {
+            200..=299 => match parsed {
+                Some(Ok(mut r)) => {
+                    r.redact(&self.echo);
+                    Attempt::Done(r)
+                }
+                _ => Attempt::Fail(ModelError::BadBody {
                     status,
                     content_type,
                     snippet: snippet(&text),
