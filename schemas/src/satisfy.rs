@@ -23,10 +23,15 @@
 //! only said when no agent could pass ("no false claims").
 //!
 //! Bounded work (security promise "bounded work"): at most [`MAX_SITUATIONS`] situations per
-//! step and [`MAX_WORK`] expansions per case; hitting either gives
-//! [`Satisfiability::Unknown`], never a verdict.
+//! step and [`MAX_WORK`] units of work per case, where everything the search builds (a
+//! queued situation, an outcome, a recorded move, a kept situation) is paid for before it is
+//! built, in proportion to its counters; hitting either bound gives
+//! [`Satisfiability::Unknown`] (no `WFX313`), never a verdict. Work also stays linear in
+//! the inputs outside the search: state names are looked up in a map, seeded and asserted
+//! variable names in sets.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -35,8 +40,16 @@ use crate::model::workflow::{StateType, ToolEntry, Workflow};
 
 /// Most distinct situations kept after one step.
 pub const MAX_SITUATIONS: usize = 4_096;
-/// Most situation expansions (one per edge, park, raise or reset considered) per case.
+/// Most units of work per case. A situation costs `1 + counters / COUNTERS_PER_UNIT`
+/// units (its counters are copied and compared) each time one is considered: the run's
+/// start, every edge, park, raise, reset and `on_error` route tried from a situation, and
+/// every situation kept after a step. Assertion steps cost one unit per
+/// [`COUNTERS_PER_UNIT`] situations they test. Everything the search holds was paid for,
+/// so time and memory are bounded together: a few tens of MiB at most (docs/security.md,
+/// "bounded work").
 pub const MAX_WORK: usize = 200_000;
+/// Counters (one byte each) that one unit of [`MAX_WORK`] pays for.
+pub const COUNTERS_PER_UNIT: usize = 16;
 
 /// One thing that moves the machine in a model run.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -126,11 +139,18 @@ enum Status {
     Raised,
 }
 
+/// The values of a situation's counters, one byte each: every cap is at most [`MAX_CAP`].
+type Counts = Box<[u8]>;
+
+/// The highest cap of a counter: a `trail` count is followed up to 64 and then as "65 or
+/// more".
+const MAX_CAP: u8 = 65;
+
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Situation {
     state: usize,
     status: Status,
-    counters: Vec<u32>,
+    counters: Counts,
 }
 
 /// What a counted assertion counts.
@@ -140,7 +160,8 @@ struct Counter {
     reason: Option<String>,
     /// Counts any step whose kind is not `trigger` (for `noTraversal`, `reachedState`).
     not_trigger: bool,
-    cap: u32,
+    /// At most [`MAX_CAP`].
+    cap: u8,
 }
 
 /// A trail step as the analysis sees it; `reason: None` when the agent chooses it.
@@ -151,7 +172,7 @@ struct Event<'e> {
 }
 
 impl Counter {
-    fn bump(&self, n: u32, e: &Event<'_>) -> u32 {
+    fn bump(&self, n: u8, e: &Event<'_>) -> u8 {
         if self.not_trigger && e.kind == "trigger" {
             return n;
         }
@@ -165,7 +186,7 @@ impl Counter {
         {
             return n;
         }
-        (n + 1).min(self.cap)
+        n.saturating_add(1).min(self.cap)
     }
 }
 
@@ -177,10 +198,59 @@ enum Check {
     AtMost(usize, u32),
 }
 
+/// A move as the search records it (plans only): states as indices into the workflow's
+/// `states`, turned into a [`Move`] only for the plan returned.
+#[derive(Clone, Copy, Debug)]
+enum MoveAt {
+    Advance {
+        from: usize,
+        to: usize,
+        hooked: bool,
+    },
+    Wait(usize),
+    Raise(usize),
+    Reset(usize),
+    OnError {
+        from: usize,
+        to: usize,
+    },
+}
+
+/// One recorded move and the move before it in its run (an index into `Search::trace`):
+/// the moves of every candidate run share their common prefix instead of each holding a
+/// copy (a run's moves are as long as the path it took).
+struct Traced {
+    prev: Option<usize>,
+    mv: MoveAt,
+}
+
+/// A model run as the search records it (plans only): states as indices, and its last move
+/// as an index into `Search::trace` (`None`: no move).
+struct RunAt {
+    step: usize,
+    start: usize,
+    reply_only: bool,
+    last: Option<usize>,
+    end: usize,
+}
+
 struct Node {
     sit: Situation,
     parent: Option<usize>,
-    run: Option<PlannedRun>,
+    run: Option<RunAt>,
+    maybe: bool,
+}
+
+/// A situation waiting in a model run's queue: its state, its key (the state, then its
+/// counters; shared with the run's `seen` set), its last move (plans only) and whether it
+/// relied on an `on_error` route.
+type Queued = (usize, Rc<[u8]>, Option<usize>, bool);
+
+/// One way a model run can end: the situation, its last move (plans only), and whether it
+/// relied on an `on_error` route.
+struct Outcome {
+    sit: Situation,
+    last: Option<usize>,
     maybe: bool,
 }
 
@@ -204,6 +274,9 @@ pub struct Graph {
     can_raise: Vec<bool>,
     /// Per state: `archmax_advance` is not forbidden.
     can_advance: Vec<bool>,
+    /// State slug → index (the first state of that slug), so a name is looked up in
+    /// constant time, not by a scan of every state per step or per transition.
+    index: HashMap<String, usize>,
 }
 
 impl Graph {
@@ -225,7 +298,11 @@ impl Graph {
         for (i, w) in can_wait.iter_mut().enumerate() {
             *w = *w && wf.states.get(i).is_some_and(|s| s.kind != StateType::Human);
         }
-        let index = |slug: &str| wf.states.iter().position(|s| s.slug.value == slug);
+        let mut slugs: HashMap<String, usize> = HashMap::with_capacity(n);
+        for (i, st) in wf.states.iter().enumerate() {
+            slugs.entry(st.slug.value.clone()).or_insert(i);
+        }
+        let index = |slug: &str| slugs.get(slug).copied();
         Graph {
             edges: wf
                 .states
@@ -256,6 +333,7 @@ impl Graph {
             can_wait,
             can_raise: flag("archmax_raise"),
             can_advance: flag("archmax_advance"),
+            index: slugs,
         }
     }
 }
@@ -270,8 +348,13 @@ struct Search<'w> {
     counters: Vec<Counter>,
     entry: usize,
     trigger: String,
+    /// Units of work spent, against [`MAX_WORK`].
     work: usize,
+    /// What one situation costs in units: `1 + counters / COUNTERS_PER_UNIT`.
+    unit: usize,
     nodes: Vec<Node>,
+    /// Every move recorded (plans only), linked to the move before it in its run.
+    trace: Vec<Traced>,
 }
 
 fn forbids(entries: &[ToolEntry], tool: &str) -> bool {
@@ -301,147 +384,199 @@ impl<'w> Search<'w> {
     }
 
     fn index(&self, slug: &str) -> Option<usize> {
-        self.wf.states.iter().position(|s| s.slug.value == slug)
+        self.g.index.get(slug).copied()
     }
 
     fn is_human(&self, i: usize) -> bool {
         self.g.human.get(i).copied().unwrap_or(false)
     }
 
-    /// `moves` plus the move `mv` makes, when plans are recorded; else nothing is built.
-    fn extend(&self, moves: &[Move], mv: impl FnOnce() -> Move) -> Vec<Move> {
-        if !self.plans {
-            return Vec::new();
+    /// Spends `units` of [`MAX_WORK`]; past it, the reason the search stops (its verdict is
+    /// then [`Satisfiability::Unknown`]).
+    fn charge(&mut self, units: usize) -> Result<(), String> {
+        self.work = self.work.saturating_add(units);
+        if self.work > MAX_WORK {
+            return Err(format!(
+                "the path search stopped after {MAX_WORK} units of work"
+            ));
         }
-        let mut m = moves.to_vec();
-        m.push(mv());
-        m
+        Ok(())
     }
 
-    fn bump(&self, counters: &mut [u32], e: &Event<'_>) {
+    /// Records `mv` after the move `prev` when plans are recorded; its index in `trace`.
+    fn traced(&mut self, prev: Option<usize>, mv: MoveAt) -> Option<usize> {
+        if !self.plans {
+            return None;
+        }
+        self.trace.push(Traced { prev, mv });
+        Some(self.trace.len() - 1)
+    }
+
+    /// The moves of a run whose last move is `last`, in order.
+    fn moves(&self, last: Option<usize>) -> Vec<Move> {
+        let mut out = Vec::new();
+        let mut at = last;
+        // Each move's `prev` was recorded before it, so indices fall; the walk ends.
+        while let Some(t) = at.and_then(|i| self.trace.get(i)) {
+            out.push(self.to_move(t.mv));
+            at = t.prev.filter(|p| Some(*p) < at);
+        }
+        out.reverse();
+        out
+    }
+
+    fn to_move(&self, mv: MoveAt) -> Move {
+        let slug = |i: usize| self.slug(i).to_owned();
+        match mv {
+            MoveAt::Advance { from, to, hooked } => Move::Advance {
+                from: slug(from),
+                to: slug(to),
+                hooked,
+            },
+            MoveAt::Wait(state) => Move::Wait { state: slug(state) },
+            MoveAt::Raise(state) => Move::Raise { state: slug(state) },
+            MoveAt::Reset(to) => Move::Reset { to: slug(to) },
+            MoveAt::OnError { from, to } => Move::OnError {
+                from: slug(from),
+                to: slug(to),
+            },
+        }
+    }
+
+    /// The run `r` as a [`PlannedRun`].
+    fn planned(&self, r: &RunAt) -> PlannedRun {
+        PlannedRun {
+            step: r.step,
+            start: self.slug(r.start).to_owned(),
+            reply_only: r.reply_only,
+            moves: self.moves(r.last),
+            end: self.slug(r.end).to_owned(),
+        }
+    }
+
+    fn bump(&self, counters: &mut [u8], e: &Event<'_>) {
         for (c, n) in self.counters.iter().zip(counters.iter_mut()) {
             *n = c.bump(*n, e);
         }
     }
 
-    /// Every outcome of one model run starting in `start` (running, not parked): BFS over
-    /// (state, counters), shortest move lists first. Outcomes are (situation, moves, maybe).
-    fn agent_run(
-        &mut self,
-        start: usize,
-        counters: Vec<u32>,
-    ) -> Result<Vec<(Situation, Vec<Move>, bool)>, String> {
+    /// Every outcome of one model run starting in `start` (running, not parked): a
+    /// breadth-first search over (state, counters), shortest move lists first.
+    ///
+    /// Bounded in memory as in time: every edge, park, raise and reset considered costs one
+    /// situation's units of [`MAX_WORK`] before anything is built for it, and a situation
+    /// is queued only the first time it is met (the queue and the `seen` set share one copy
+    /// of it), so what this run holds is at most one queue entry, one outcome and one move
+    /// per unit spent. (It once dropped duplicates only when they left the queue and
+    /// counted only those: a fully connected 50-state workflow and 50 `reachedState`
+    /// steps queued 49 copies of a counter vector per expansion, gigabytes within the
+    /// bound.) Hitting the bound is `Err`, a verdict of [`Satisfiability::Unknown`].
+    fn agent_run(&mut self, start: usize, counters: Counts) -> Result<Vec<Outcome>, String> {
+        let unit = self.unit;
         let mut out = Vec::new();
-        let mut seen: BTreeMap<(usize, Vec<u32>), ()> = BTreeMap::new();
-        let mut queue: std::collections::VecDeque<(usize, Vec<u32>, Vec<Move>, bool)> =
-            std::collections::VecDeque::new();
-        queue.push_back((start, counters, Vec::new(), false));
-        // (target, its move when plans are recorded, trail kind, `on_error`)
-        let mut targets: Vec<(usize, Option<Move>, &'static str, bool)> = Vec::new();
-        while let Some((at, cs, moves, maybe)) = queue.pop_front() {
-            if seen.insert((at, cs.clone()), ()).is_some() {
-                continue;
-            }
-            self.work += 1;
-            if self.work > MAX_WORK {
-                return Err(format!(
-                    "the path search stopped after {MAX_WORK} steps of work"
-                ));
-            }
+        // A situation of this run as one byte string, the state (4 bytes, little-endian)
+        // then its counters: the `seen` set and the queue share one copy.
+        let key_of = |state: usize, cs: &[u8], buf: &mut Vec<u8>| {
+            buf.clear();
+            buf.extend_from_slice(&u32::try_from(state).unwrap_or(u32::MAX).to_le_bytes());
+            buf.extend_from_slice(cs);
+        };
+        let mut buf: Vec<u8> = Vec::with_capacity(4 + counters.len());
+        let mut seen: HashSet<Rc<[u8]>> = HashSet::new();
+        let mut queue: VecDeque<Queued> = VecDeque::new();
+        self.charge(unit)?;
+        key_of(start, &counters, &mut buf);
+        let key: Rc<[u8]> = Rc::from(buf.as_slice());
+        seen.insert(Rc::clone(&key));
+        queue.push_back((start, key, None, false));
+        // (target, its move, trail kind, `on_error`)
+        let mut targets: Vec<(usize, MoveAt, &'static str, bool)> = Vec::new();
+        while let Some((at, key, last, maybe)) = queue.pop_front() {
+            let cs = key.get(4..).unwrap_or_default();
             // Stop here.
-            out.push((
-                Situation {
+            self.charge(unit)?;
+            out.push(Outcome {
+                sit: Situation {
                     state: at,
                     status: Status::Idle,
-                    counters: cs.clone(),
+                    counters: cs.into(),
                 },
-                moves.clone(),
+                last,
                 maybe,
-            ));
-            let slug = self.slug(at);
+            });
             if self.g.can_wait.get(at).copied().unwrap_or(false) {
-                out.push((
-                    Situation {
+                self.charge(unit)?;
+                let last = self.traced(last, MoveAt::Wait(at));
+                out.push(Outcome {
+                    sit: Situation {
                         state: at,
                         status: Status::Input,
-                        counters: cs.clone(),
+                        counters: cs.into(),
                     },
-                    self.extend(&moves, || Move::Wait {
-                        state: slug.to_owned(),
-                    }),
+                    last,
                     maybe,
-                ));
+                });
             }
             if self.g.can_raise.get(at).copied().unwrap_or(false) {
-                out.push((
-                    Situation {
+                self.charge(unit)?;
+                let last = self.traced(last, MoveAt::Raise(at));
+                out.push(Outcome {
+                    sit: Situation {
                         state: at,
                         status: Status::Raised,
-                        counters: cs.clone(),
+                        counters: cs.into(),
                     },
-                    self.extend(&moves, || Move::Raise {
-                        state: slug.to_owned(),
-                    }),
+                    last,
                     maybe,
-                ));
+                });
             }
             targets.clear();
             if self.g.can_advance.get(at).copied().unwrap_or(false)
                 && let Some(edges) = self.g.edges.get(at)
             {
                 for &(to, hooked) in edges {
-                    let mv = self.plans.then(|| Move::Advance {
-                        from: slug.to_owned(),
-                        to: self.slug(to).to_owned(),
+                    let mv = MoveAt::Advance {
+                        from: at,
+                        to,
                         hooked,
-                    });
+                    };
                     targets.push((to, mv, "agent", false));
                 }
             }
             if let Some(to) = self.g.on_error.get(at).copied().flatten() {
-                let mv = self.plans.then(|| Move::OnError {
-                    from: slug.to_owned(),
-                    to: self.slug(to).to_owned(),
-                });
-                targets.push((to, mv, "on_error", true));
+                targets.push((to, MoveAt::OnError { from: at, to }, "on_error", true));
             }
             if self.g.can_reset.get(at).copied().unwrap_or(false) {
-                let mv = self.plans.then(|| Move::Reset {
-                    to: self.slug(self.entry).to_owned(),
-                });
-                targets.push((self.entry, mv, "reset", false));
+                targets.push((self.entry, MoveAt::Reset(self.entry), "reset", false));
             }
-            for (to, mv, kind, m_maybe) in targets.drain(..) {
-                let mut cs2 = cs.clone();
+            for &(to, mv, kind, m_maybe) in &targets {
+                self.charge(unit)?;
+                key_of(to, cs, &mut buf);
                 let to_slug = self.slug(to);
                 self.bump(
-                    &mut cs2,
+                    buf.get_mut(4..).unwrap_or_default(),
                     &Event {
                         to: to_slug,
                         kind,
                         reason: None,
                     },
                 );
-                let m = match mv {
-                    Some(mv) => {
-                        let mut m = moves.clone();
-                        m.push(mv);
-                        m
-                    }
-                    None => Vec::new(),
-                };
                 if self.is_human(to) {
-                    out.push((
-                        Situation {
+                    let last = self.traced(last, mv);
+                    out.push(Outcome {
+                        sit: Situation {
                             state: to,
                             status: Status::Decision,
-                            counters: cs2,
+                            counters: buf.get(4..).unwrap_or_default().into(),
                         },
-                        m,
-                        maybe || m_maybe,
-                    ));
-                } else {
-                    queue.push_back((to, cs2, m, maybe || m_maybe));
+                        last,
+                        maybe: maybe || m_maybe,
+                    });
+                } else if !seen.contains(buf.as_slice()) {
+                    let key: Rc<[u8]> = Rc::from(buf.as_slice());
+                    seen.insert(Rc::clone(&key));
+                    let last = self.traced(last, mv);
+                    queue.push_back((to, key, last, maybe || m_maybe));
                 }
             }
         }
@@ -506,10 +641,12 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
         entry,
         trigger: trigger.clone(),
         work: 0,
+        unit: 1,
         nodes: Vec::new(),
+        trace: Vec::new(),
     };
     // A name the workflow lacks is another rule's report (WFX303/WFX304): no verdict here.
-    let known = |x: &str| wf.states.iter().any(|st| st.slug.value == x);
+    let known = |x: &str| g.index.contains_key(x);
     let forms: Vec<Option<StepForm>> = case.steps.iter().map(|st| st.form()).collect();
     for form in &forms {
         let named = match form {
@@ -527,7 +664,7 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
     for form in &forms {
         let check = match form {
             Some(StepForm::ReachedState(x)) => {
-                if !wf.states.iter().any(|st| st.slug.value == x.value) {
+                if !known(&x.value) {
                     return Satisfiability::Unknown(format!("`{}` is no state", x.value));
                 }
                 if x.value == t.state {
@@ -577,7 +714,10 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
                 if chosen_reason || kind.as_deref() == Some("sub-workflow") {
                     None
                 } else {
-                    let cap = u32::try_from(*count).unwrap_or(u32::MAX - 1).min(64) + 1;
+                    let cap = u8::try_from(*count)
+                        .unwrap_or(MAX_CAP)
+                        .min(MAX_CAP - 1)
+                        .saturating_add(1);
                     let want = u32::try_from(*count).unwrap_or(u32::MAX);
                     s.counters.push(Counter {
                         to: to.as_ref().map(|t| t.value.clone()),
@@ -589,7 +729,7 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
                     let i = s.counters.len() - 1;
                     if kind.is_none() {
                         Some(Check::AtMost(i, want))
-                    } else if want >= cap {
+                    } else if want >= u32::from(cap) {
                         // Beyond the cap we only know "at least cap".
                         None
                     } else {
@@ -601,24 +741,28 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
         };
         checks.push(check);
     }
-    let seeded: Vec<(String, Value)> = case
-        .variables
-        .iter()
-        .map(|(k, v)| (k.value.clone(), v.to_json()))
-        .collect();
+    // The first seed of a name is the one a run keeps (FORMAT §E.4; duplicate keys are
+    // the case rules' report).
+    let mut seeded: HashMap<&str, Value> = HashMap::new();
+    for (k, v) in &case.variables {
+        seeded
+            .entry(k.value.as_str())
+            .or_insert_with(|| v.to_json());
+    }
+    s.unit = 1 + s.counters.len() / COUNTERS_PER_UNIT;
     s.nodes.push(Node {
         sit: Situation {
             state: entry,
             status: Status::Fresh,
-            counters: vec![0; s.counters.len()],
+            counters: vec![0; s.counters.len()].into(),
         },
         parent: None,
         run: None,
         maybe: false,
     });
     let mut layer: Vec<usize> = vec![0];
-    let mut delivered_vars: Vec<String> = Vec::new();
-    let mut delivered_triggers: Vec<String> = Vec::new();
+    let mut delivered_vars: HashSet<&str> = HashSet::new();
+    let mut delivered = false;
     for (i, form) in forms.iter().enumerate() {
         let Some(form) = form else {
             continue;
@@ -636,9 +780,9 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
                 return Satisfiability::Unsatisfiable { step: i, reason };
             }
         };
-        if let StepForm::Deliver { trigger, variables } = form {
-            delivered_triggers.push(trigger.value.clone());
-            delivered_vars.extend(variables.iter().map(|(k, _)| k.clone()));
+        if let StepForm::Deliver { variables, .. } = form {
+            delivered = true;
+            delivered_vars.extend(variables.iter().map(|(k, _)| k.as_str()));
         }
         if let StepForm::Variables {
             expect,
@@ -649,7 +793,7 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
                 &seeded,
                 &trigger,
                 &delivered_vars,
-                &delivered_triggers,
+                delivered,
                 expect,
                 path,
                 locked,
@@ -672,7 +816,7 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
     let mut runs = Vec::new();
     while let Some(node) = s.nodes.get(k) {
         if let Some(r) = &node.run {
-            runs.push(r.clone());
+            runs.push(s.planned(r));
         }
         match node.parent {
             Some(p) => k = p,
@@ -686,22 +830,31 @@ fn search(wf: &Workflow, g: &Graph, case: &Case, plans: bool) -> Satisfiability 
     })
 }
 
+/// Why a `variables` step cannot pass whatever the agent does: an expected value that
+/// differs from a locked seed (or from the locked `trigger`), or a seed expected unlocked.
+/// `None` when it may pass. Linear in the step's names (sets, not scans).
 fn variables_reason(
-    seeded: &[(String, Value)],
+    seeded: &HashMap<&str, Value>,
     trigger: &str,
-    delivered_vars: &[String],
-    delivered_triggers: &[String],
+    delivered_vars: &HashSet<&str>,
+    delivered: bool,
     expect: &[(crate::model::Spanned<String>, Value)],
     path: &[(String, String)],
     locked: &[(String, bool)],
 ) -> Option<String> {
+    let pathed: HashSet<&str> = path.iter().map(|(n, _)| n.as_str()).collect();
+    let unlocked: HashSet<&str> = locked
+        .iter()
+        .filter(|(_, l)| !l)
+        .map(|(n, _)| n.as_str())
+        .collect();
     for (name, want) in expect {
         let name = name.value.as_str();
-        if path.iter().any(|(n, _)| n == name) || delivered_vars.iter().any(|d| d == name) {
+        if pathed.contains(name) || delivered_vars.contains(name) {
             continue;
         }
         if name == "trigger" {
-            if delivered_triggers.is_empty() && want != &Value::String(trigger.to_owned()) {
+            if !delivered && want != &Value::String(trigger.to_owned()) {
                 return Some(format!(
                     "`trigger` is set and locked to `{trigger}` by the case's trigger, so it cannot equal {want}"
                 ));
@@ -711,13 +864,13 @@ fn variables_reason(
         if name == "title" {
             continue;
         }
-        if let Some((_, v)) = seeded.iter().find(|(k, _)| k == name) {
+        if let Some(v) = seeded.get(name) {
             if !json_equal(v, want) {
                 return Some(format!(
                     "`{name}` is seeded and locked by the case's `variables` as {v}, so it cannot equal {want}"
                 ));
             }
-            if locked.iter().any(|(n, l)| n == name && !l) {
+            if unlocked.contains(name) {
                 return Some(format!(
                     "`{name}` is seeded by the case's `variables`, and seeds are always locked"
                 ));
@@ -753,6 +906,9 @@ fn step(
     let mut next: BTreeMap<Situation, usize> = BTreeMap::new();
     let mut order: Vec<usize> = Vec::new();
     let mut add = |s: &mut Search<'_>, node: Node| -> Result<(), Stop> {
+        // A kept situation is paid for like any other (a `send` to a parked session keeps
+        // one per situation without an agent run).
+        s.charge(s.unit).map_err(Stop::Unknown)?;
         if let Some(&old) = next.get(&node.sit) {
             let replace = s.nodes.get(old).is_some_and(|o| o.maybe) && !node.maybe;
             if replace && let Some(slot) = s.nodes.get_mut(old) {
@@ -780,7 +936,7 @@ fn step(
                 let sit = node.sit.clone();
                 let maybe = node.maybe;
                 // (start state, counters, reply-only, park-at-human-target)
-                let start: Option<(usize, Vec<u32>, bool)> = match (form, sit.status) {
+                let start: Option<(usize, Counts, bool)> = match (form, sit.status) {
                     (StepForm::Send(_), Status::Decision | Status::Input) => {
                         Some((sit.state, sit.counters.clone(), true))
                     }
@@ -836,23 +992,18 @@ fn step(
                 let Some((at, cs, reply_only)) = start else {
                     continue;
                 };
-                let start_slug = if s.plans {
-                    s.slug(at).to_owned()
-                } else {
-                    String::new()
-                };
                 if reply_only {
                     let status = if matches!(form, StepForm::Decide { .. }) {
                         Status::Decision
                     } else {
                         sit.status
                     };
-                    let run = s.plans.then(|| PlannedRun {
+                    let run = s.plans.then_some(RunAt {
                         step: i,
-                        start: start_slug.clone(),
+                        start: at,
                         reply_only: true,
-                        moves: Vec::new(),
-                        end: start_slug,
+                        last: None,
+                        end: at,
                     });
                     add(
                         s,
@@ -870,27 +1021,29 @@ fn step(
                     continue;
                 }
                 let outcomes = s.agent_run(at, cs).map_err(Stop::Unknown)?;
-                for (sit2, moves, m2) in outcomes {
-                    let run = s.plans.then(|| PlannedRun {
+                for o in outcomes {
+                    let run = s.plans.then_some(RunAt {
                         step: i,
-                        start: start_slug.clone(),
+                        start: at,
                         reply_only: false,
-                        moves,
-                        end: s.slug(sit2.state).to_owned(),
+                        last: o.last,
+                        end: o.sit.state,
                     });
                     add(
                         s,
                         Node {
-                            sit: sit2,
+                            sit: o.sit,
                             parent: Some(k),
                             run,
-                            maybe: maybe || m2,
+                            maybe: maybe || o.maybe,
                         },
                     )?;
                 }
             }
         }
         _ => {
+            s.charge(1 + layer.len() / COUNTERS_PER_UNIT)
+                .map_err(Stop::Unknown)?;
             for &k in layer {
                 let Some(node) = s.nodes.get(k) else { continue };
                 let ok = passes(s, &node.sit, form, check);
@@ -915,8 +1068,8 @@ fn passes(s: &Search<'_>, sit: &Situation, form: &StepForm, check: Option<&Check
         match *c {
             Check::AtLeastOne(i) => sit.counters.get(i).is_some_and(|n| *n >= 1),
             Check::Zero(i) => sit.counters.get(i).is_some_and(|n| *n == 0),
-            Check::Exactly(i, w) => sit.counters.get(i).is_some_and(|n| *n == w),
-            Check::AtMost(i, w) => sit.counters.get(i).is_some_and(|n| *n <= w),
+            Check::Exactly(i, w) => sit.counters.get(i).is_some_and(|n| u32::from(*n) == w),
+            Check::AtMost(i, w) => sit.counters.get(i).is_some_and(|n| u32::from(*n) <= w),
         }
     };
     match form {
@@ -1031,7 +1184,7 @@ fn why_not(s: &Search<'_>, layer: &[usize], form: &StepForm, check: Option<&Chec
         ),
         StepForm::NoTraversal => "every path has committed a transition by this step".into(),
         StepForm::Trail { count, .. } => {
-            let mut seen: Vec<u32> = match check {
+            let mut seen: Vec<u8> = match check {
                 Some(Check::Exactly(i, _) | Check::AtMost(i, _)) => sits
                     .iter()
                     .filter_map(|x| x.counters.get(*i).copied())
@@ -1040,7 +1193,7 @@ fn why_not(s: &Search<'_>, layer: &[usize], form: &StepForm, check: Option<&Chec
             };
             seen.sort_unstable();
             seen.dedup();
-            let seen: Vec<String> = seen.iter().map(u32::to_string).collect();
+            let seen: Vec<String> = seen.iter().map(u8::to_string).collect();
             format!(
                 "no path gives a count of {count} here (possible counts: {})",
                 seen.join(", ")
