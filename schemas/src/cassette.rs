@@ -32,8 +32,25 @@ pub const VERSION: u64 = 1;
 /// ("bounded work"). 16 MiB: a long live case is well under 1 MiB.
 pub const MAX_BYTES: usize = 16 * 1024 * 1024;
 
-/// At most this many interactions per cassette (more is a [`CassetteErrorKind::Invalid`]).
+/// At most this many interactions per cassette (more is a [`CassetteErrorKind::Invalid`],
+/// found while the list is read: the rest is not parsed).
 pub const MAX_INTERACTIONS: usize = 10_000;
+
+/// At most this many JSON values in one cassette's lists, maps and free-form values
+/// together: each element of a list (`interactions`, `messages`, `toolCalls`, `tools`, a
+/// toolset), each entry of a map (`prompts`, `toolsets`), and each value inside an
+/// `arguments` or a tool's `parameters` (the value itself, every array element and object
+/// entry below it) counts one. More is a [`CassetteErrorKind::Invalid`] at the value that
+/// crossed it, and [`parse`] stops there, so what a cassette costs in memory is bounded
+/// by this count, not by the 16 MiB of its text: a JSON value in memory is 72 bytes
+/// (`[0,0,…]` of 16 MiB was 8.4 million of them, 1.2 GB parsed twice; issue 24). A long
+/// live case holds a few thousand. Source: docs/cassettes.md ("The format"),
+/// docs/security.md (bounded work).
+pub const MAX_VALUES: usize = 500_000;
+
+/// The deepest nesting inside one `arguments` or `parameters` value (the value itself is
+/// depth 1). Deeper is a [`CassetteErrorKind::Invalid`].
+pub const MAX_VALUE_DEPTH: usize = 64;
 
 /// The redaction placeholder of an environment variable's value: `<ENV:NAME>`.
 pub fn placeholder(name: &str) -> String {
@@ -67,12 +84,14 @@ pub struct Cassette {
     /// Digests of the inputs at recording time, for "stale" hints only (never for matching).
     pub inputs: InputDigests,
     /// System prompts by id (`p0`, `p1`, … in order of first use), each stored once.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::map")]
     pub prompts: IndexMap<String, String>,
     /// Offered tool declarations by id (`t0`, `t1`, …), each set stored once.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::toolsets")]
     pub toolsets: IndexMap<String, Vec<RecordedTool>>,
-    /// The model calls in the order they were made (agent, judge and rubric alike).
+    /// The model calls in the order they were made (agent, judge and rubric alike); at
+    /// most [`MAX_INTERACTIONS`].
+    #[serde(deserialize_with = "bounded::interactions")]
     pub interactions: Vec<Interaction>,
 }
 
@@ -152,7 +171,7 @@ pub struct RecordedRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// The offered tool names, in the order offered (empty: none, a reply-only call).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "bounded::seq")]
     pub tools: Vec<String>,
     /// Their declarations: a key of [`Cassette::toolsets`] (`None` when none were offered).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +182,7 @@ pub struct RecordedRequest {
     /// same question), plus that call's answer. 0 when the request does not extend it.
     pub messages_from: u64,
     /// The messages new since that previous call.
+    #[serde(deserialize_with = "bounded::seq")]
     pub messages: Vec<RecordedMessage>,
 }
 
@@ -190,7 +210,11 @@ pub struct RecordedMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     /// An assistant message's tool calls, in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounded::seq"
+    )]
     pub tool_calls: Vec<RecordedToolCall>,
     /// A tool result's call id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,7 +230,9 @@ pub struct RecordedToolCall {
     /// The tool name.
     pub name: String,
     /// The arguments as JSON (`null` when the model sent text that is not JSON; then
-    /// [`Self::raw_arguments`] holds it).
+    /// [`Self::raw_arguments`] holds it). Read within [`MAX_VALUES`] and
+    /// [`MAX_VALUE_DEPTH`].
+    #[serde(deserialize_with = "bounded::value")]
     pub arguments: Value,
     /// Arguments that were not JSON, verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,7 +247,8 @@ pub struct RecordedTool {
     pub name: String,
     /// Description.
     pub description: String,
-    /// JSON Schema of the arguments.
+    /// JSON Schema of the arguments. Read within [`MAX_VALUES`] and [`MAX_VALUE_DEPTH`].
+    #[serde(deserialize_with = "bounded::value")]
     pub parameters: Value,
 }
 
@@ -233,7 +260,11 @@ pub struct RecordedResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     /// Its tool calls, in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bounded::seq"
+    )]
     pub tool_calls: Vec<RecordedToolCall>,
     /// `stop`, `tool_calls`, `length`, … as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,8 +313,9 @@ pub enum CassetteErrorKind {
     /// A `version` other than [`VERSION`] (the value it has, `None` when absent or not a
     /// number).
     Version(Option<u64>),
-    /// Well-formed but inconsistent: `seq` out of order, a `system`/`toolset` id that is not
-    /// declared, more than [`MAX_INTERACTIONS`] interactions.
+    /// Well-formed but over a bound or inconsistent: more than [`MAX_INTERACTIONS`]
+    /// interactions, more than [`MAX_VALUES`] values, a value nested deeper than
+    /// [`MAX_VALUE_DEPTH`], `seq` out of order, a `system`/`toolset` id that is not declared.
     Invalid,
 }
 
@@ -326,13 +358,19 @@ fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
     Some((start + column.saturating_sub(1)).min(text.len()))
 }
 
-/// Parses and validates a cassette.
+/// Parses and validates a cassette: one pass of serde_json over the text straight into
+/// the types (no `serde_json::Value` of the file), its lists, maps and free-form values
+/// held to [`MAX_INTERACTIONS`], [`MAX_VALUES`] and [`MAX_VALUE_DEPTH`] while they are
+/// read, so the parse stops at the value that crossed a bound.
 ///
-/// Order: the size ([`MAX_BYTES`], `TooLarge`), JSON syntax (`Syntax`), the `version`
-/// (`Version`, checked before the other keys so a newer file says so rather than listing
-/// unknown keys), the shape with unknown keys refused (`Syntax`), then consistency
-/// (`Invalid`: `seq` equal to the position, declared `system`/`toolset` ids, at most
-/// [`MAX_INTERACTIONS`]). Source: docs/cassettes.md.
+/// Errors, in this order of precedence: the size ([`MAX_BYTES`], `TooLarge`, before any
+/// parsing), JSON syntax (`Syntax`), the `version` (`Version`, so a newer file says so
+/// rather than listing unknown keys), the shape with unknown keys refused (`Syntax`), the
+/// bounds and consistency (`Invalid`: more than [`MAX_INTERACTIONS`] interactions, more
+/// than [`MAX_VALUES`] values, a value nested deeper than [`MAX_VALUE_DEPTH`], `seq` not
+/// equal to the position, an undeclared `system`/`toolset` id). When the one pass fails,
+/// a second scan of the text that builds nothing (serde's `IgnoredAny`) reads the
+/// `version` and the first syntax error to keep that precedence. Source: docs/cassettes.md.
 pub fn parse(text: &str) -> Result<Cassette, CassetteError> {
     if text.len() > MAX_BYTES {
         return Err(err(
@@ -344,26 +382,377 @@ pub fn parse(text: &str) -> Result<Cassette, CassetteError> {
             ),
         ));
     }
-    let syntax = |e: serde_json::Error| CassetteError {
-        kind: CassetteErrorKind::Syntax,
+    let positioned = |kind: CassetteErrorKind, e: serde_json::Error| CassetteError {
+        kind,
         message: format!("not a cassette: {e}"),
         offset: offset_of(text, e.line(), e.column()),
     };
-    let value: Value = serde_json::from_str(text).map_err(syntax)?;
-    let version = value.get("version").and_then(Value::as_u64);
-    if version != Some(VERSION) {
-        let message = match version {
-            Some(v) => format!(
-                "cassette version {v} is not supported: this wfx-lsp reads version {VERSION}; re-record with `--live --record all`"
-            ),
-            None => format!("the cassette has no numeric `version` (expected {VERSION})"),
-        };
-        return Err(err(CassetteErrorKind::Version(version), message));
+    let parsed = {
+        let armed = bounded::Armed::new();
+        let parsed = serde_json::from_str::<Cassette>(text);
+        (parsed, armed.hit())
+    };
+    let c = match parsed {
+        (Ok(c), _) => c,
+        (Err(e), hit) => {
+            // Keep the precedence: syntax, then version, then the shape and the bounds.
+            let version = match serde_json::from_str::<bounded::VersionOnly>(text) {
+                Ok(v) => v.version,
+                Err(scan) => return Err(positioned(CassetteErrorKind::Syntax, scan)),
+            };
+            if version != Some(VERSION) {
+                return Err(version_error(version));
+            }
+            let kind = if hit {
+                CassetteErrorKind::Invalid
+            } else {
+                CassetteErrorKind::Syntax
+            };
+            return Err(positioned(kind, e));
+        }
+    };
+    if c.version != VERSION {
+        return Err(version_error(Some(c.version)));
     }
-    // Parse the text again (not the value) so errors keep their position.
-    let c: Cassette = serde_json::from_str(text).map_err(syntax)?;
     validate(&c)?;
     Ok(c)
+}
+
+/// The error of a `version` other than [`VERSION`] (`None`: absent or not a number).
+fn version_error(version: Option<u64>) -> CassetteError {
+    let message = match version {
+        Some(v) => format!(
+            "cassette version {v} is not supported: this wfx-lsp reads version {VERSION}; re-record with `--live --record all`"
+        ),
+        None => format!("the cassette has no numeric `version` (expected {VERSION})"),
+    };
+    err(CassetteErrorKind::Version(version), message)
+}
+
+/// Bounded deserialisation of the cassette's lists, maps and free-form values (see
+/// [`parse`]): each element charges one to the budget [`Armed`] holds for the parse in
+/// progress on this thread, and a free-form value is built here, depth by depth, rather
+/// than by `serde_json::Value`'s own unbounded visitor.
+mod bounded {
+    use std::cell::Cell;
+    use std::fmt;
+
+    use indexmap::IndexMap;
+    use serde::Deserialize;
+    use serde::de::{
+        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+    };
+    use serde_json::{Map, Number, Value};
+
+    use super::{Interaction, MAX_INTERACTIONS, MAX_VALUE_DEPTH, MAX_VALUES, RecordedTool};
+
+    thread_local! {
+        /// Values left to the parse in progress on this thread (`None`: none armed, the
+        /// types deserialised outside [`super::parse`]: depth is still bounded, the count
+        /// is then [`MAX_VALUES`] per list, map or value).
+        static LEFT: Cell<Option<usize>> = const { Cell::new(None) };
+        /// A bound was crossed in the parse in progress.
+        static HIT: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// The budget of one parse, armed until dropped (the previous state then returns).
+    pub(super) struct Armed {
+        prev: (Option<usize>, bool),
+    }
+
+    impl Armed {
+        /// Arms [`MAX_VALUES`].
+        pub(super) fn new() -> Self {
+            let left = LEFT.with(|c| c.replace(Some(MAX_VALUES)));
+            let hit = HIT.with(|c| c.replace(false));
+            Self { prev: (left, hit) }
+        }
+
+        /// True when a bound was crossed since [`Armed::new`].
+        pub(super) fn hit(&self) -> bool {
+            HIT.with(Cell::get)
+        }
+    }
+
+    impl Drop for Armed {
+        fn drop(&mut self) {
+            LEFT.with(|c| c.set(self.prev.0));
+            HIT.with(|c| c.set(self.prev.1));
+        }
+    }
+
+    fn over<E: de::Error>(what: fmt::Arguments<'_>) -> E {
+        HIT.with(|c| c.set(true));
+        E::custom(what)
+    }
+
+    /// One value's charge. `local` counts within the one list, map or value being read,
+    /// for when no parse is armed.
+    fn charge<E: de::Error>(local: &Cell<usize>) -> Result<(), E> {
+        local.set(local.get().saturating_add(1));
+        let within = LEFT.with(|c| match c.get() {
+            None => local.get() <= MAX_VALUES,
+            Some(0) => false,
+            Some(n) => {
+                c.set(Some(n - 1));
+                true
+            }
+        });
+        if within {
+            Ok(())
+        } else {
+            Err(over(format_args!(
+                "the cassette holds more than {MAX_VALUES} JSON values in its lists, maps, `arguments` and `parameters`"
+            )))
+        }
+    }
+
+    /// A list of `T`, each element charged, at most `max` elements (`what` names it).
+    struct Seq<T> {
+        max: usize,
+        what: &'static str,
+        out: std::marker::PhantomData<T>,
+    }
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Seq<T> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let local = Cell::new(0);
+            let mut out = Vec::new();
+            loop {
+                if out.len() == self.max {
+                    // One more element is one too many; an empty rest is fine.
+                    return match seq.next_element::<IgnoredAny>()? {
+                        None => Ok(out),
+                        Some(_) => Err(over(format_args!(
+                            "more than {} {}, over the limit",
+                            self.max, self.what
+                        ))),
+                    };
+                }
+                match seq.next_element()? {
+                    Some(v) => {
+                        charge(&local)?;
+                        out.push(v);
+                    }
+                    None => return Ok(out),
+                }
+            }
+        }
+    }
+
+    /// A bounded list (see [`super::MAX_VALUES`]).
+    pub(super) fn seq<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Vec<T>, D::Error> {
+        d.deserialize_seq(Seq {
+            max: usize::MAX,
+            what: "elements",
+            out: std::marker::PhantomData,
+        })
+    }
+
+    /// `interactions`: bounded, and at most [`MAX_INTERACTIONS`].
+    pub(super) fn interactions<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<Interaction>, D::Error> {
+        d.deserialize_seq(Seq {
+            max: MAX_INTERACTIONS,
+            what: "interactions",
+            out: std::marker::PhantomData,
+        })
+    }
+
+    /// An element of a toolset (a bounded list itself).
+    struct Toolset(Vec<RecordedTool>);
+
+    impl<'de> Deserialize<'de> for Toolset {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            seq(d).map(Toolset)
+        }
+    }
+
+    /// A map of string keys to `T`, each entry charged.
+    struct Entries<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Entries<T> {
+        type Value = IndexMap<String, T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let local = Cell::new(0);
+            let mut out = IndexMap::new();
+            while let Some((k, v)) = map.next_entry::<String, T>()? {
+                charge(&local)?;
+                out.insert(k, v);
+            }
+            Ok(out)
+        }
+    }
+
+    /// A bounded map (`prompts`).
+    pub(super) fn map<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<IndexMap<String, T>, D::Error> {
+        d.deserialize_map(Entries(std::marker::PhantomData))
+    }
+
+    /// `toolsets`: a bounded map of bounded lists.
+    pub(super) fn toolsets<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<IndexMap<String, Vec<RecordedTool>>, D::Error> {
+        let sets: IndexMap<String, Toolset> = map(d)?;
+        Ok(sets.into_iter().map(|(k, v)| (k, v.0)).collect())
+    }
+
+    /// A free-form value at `depth` (1 for the value itself), counted in `local` too.
+    struct Free<'a> {
+        depth: usize,
+        local: &'a Cell<usize>,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Free<'_> {
+        type Value = Value;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            if self.depth > MAX_VALUE_DEPTH {
+                return Err(over(format_args!(
+                    "a value nested deeper than {MAX_VALUE_DEPTH} levels in `arguments` or `parameters`"
+                )));
+            }
+            charge(self.local)?;
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Free<'_> {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_owned()))
+        }
+
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_none<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(v) = seq.next_element_seed(Free {
+                depth: self.depth + 1,
+                local: self.local,
+            })? {
+                out.push(v);
+            }
+            Ok(Value::Array(out))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(k) = map.next_key::<String>()? {
+                let v = map.next_value_seed(Free {
+                    depth: self.depth + 1,
+                    local: self.local,
+                })?;
+                out.insert(k, v);
+            }
+            Ok(Value::Object(out))
+        }
+    }
+
+    /// A bounded free-form value (`arguments`, `parameters`).
+    pub(super) fn value<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        Free {
+            depth: 1,
+            local: &Cell::new(0),
+        }
+        .deserialize(d)
+    }
+
+    /// The `version` alone, every other key skipped without building it.
+    #[derive(Deserialize)]
+    pub(super) struct VersionOnly {
+        #[serde(default, deserialize_with = "version")]
+        pub(super) version: Option<u64>,
+    }
+
+    /// `Some` for a non-negative integer, `None` for any other value (skipped unbuilt).
+    fn version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<u64>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Option<u64>, E> {
+                Ok(Some(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Option<u64>, E> {
+                Ok(u64::try_from(v).ok())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn validate(c: &Cassette) -> Result<(), CassetteError> {
@@ -425,12 +814,160 @@ pub fn load(fs: &dyn FileAccess, path: &str) -> Result<Option<Cassette>, Cassett
 /// The cassette as its file text: pretty-printed JSON (two-space indent, keys in field
 /// order, a final newline) with every value of `secrets` replaced by its placeholder.
 /// Returns the text and the number of replacements made.
+///
+/// Redaction is [`Cassette::redact`] on a copy, then the types are written as they are:
+/// no `serde_json::Value` of the whole cassette is built.
 pub fn to_json(c: &Cassette, secrets: &Secrets) -> (String, usize) {
-    let mut value = serde_json::to_value(c).unwrap_or(Value::Null);
-    let n = secrets.redact_value(&mut value);
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    let (text, n) = if secrets.is_empty() {
+        (serde_json::to_string_pretty(c), 0)
+    } else {
+        let mut copy = c.clone();
+        let n = copy.redact(secrets);
+        (serde_json::to_string_pretty(&copy), n)
+    };
+    let mut text = text.unwrap_or_default();
     text.push('\n');
     (text, n)
+}
+
+impl Cassette {
+    /// Replaces every value of `secrets` in every string of the cassette, map keys and the
+    /// strings and keys inside `arguments` and `parameters` included, in place; returns the
+    /// count replaced. Each struct is taken apart whole, so a string field added to the
+    /// format cannot be left out silently. Source: docs/cassettes.md ("Secrets").
+    pub fn redact(&mut self, secrets: &Secrets) -> usize {
+        if secrets.is_empty() {
+            return 0;
+        }
+        let Cassette {
+            version: _,
+            recorded_with,
+            recorded_at,
+            clock:
+                RecordedClock {
+                    start_ms: _,
+                    step_ms: _,
+                    zone,
+                },
+            model,
+            endpoint,
+            case,
+            inputs:
+                InputDigests {
+                    case: case_digest,
+                    workflow,
+                },
+            prompts,
+            toolsets,
+            interactions,
+        } = self;
+        let mut n = 0;
+        for s in [
+            recorded_with,
+            recorded_at,
+            zone,
+            model,
+            endpoint,
+            case,
+            case_digest,
+            workflow,
+        ] {
+            n += secrets.redact_in_place(s);
+        }
+        n += redact_keys(prompts, secrets);
+        for p in prompts.values_mut() {
+            n += secrets.redact_in_place(p);
+        }
+        n += redact_keys(toolsets, secrets);
+        for RecordedTool {
+            name,
+            description,
+            parameters,
+        } in toolsets.values_mut().flatten()
+        {
+            n += secrets.redact_in_place(name) + secrets.redact_in_place(description);
+            n += secrets.redact_value(parameters);
+        }
+        for it in interactions {
+            let Interaction {
+                seq: _,
+                role: _,
+                run: _,
+                call: _,
+                step: _,
+                state,
+                request:
+                    RecordedRequest {
+                        model,
+                        temperature: _,
+                        max_tokens: _,
+                        system,
+                        tools,
+                        toolset,
+                        messages_from: _,
+                        messages,
+                    },
+                response:
+                    RecordedResponse {
+                        content,
+                        tool_calls,
+                        finish_reason,
+                        model: answered_by,
+                        usage: _,
+                    },
+            } = it;
+            for s in [state, system, toolset, content, finish_reason, answered_by]
+                .into_iter()
+                .flatten()
+                .chain([model])
+                .chain(tools.iter_mut())
+            {
+                n += secrets.redact_in_place(s);
+            }
+            for RecordedMessage {
+                role: _,
+                content,
+                tool_calls: _,
+                tool_call_id,
+            } in messages.iter_mut()
+            {
+                for s in [content, tool_call_id].into_iter().flatten() {
+                    n += secrets.redact_in_place(s);
+                }
+            }
+            let calls = messages
+                .iter_mut()
+                .flat_map(|m| m.tool_calls.iter_mut())
+                .chain(tool_calls.iter_mut());
+            for RecordedToolCall {
+                id,
+                name,
+                arguments,
+                raw_arguments,
+            } in calls
+            {
+                n += secrets.redact_in_place(id) + secrets.redact_in_place(name);
+                n += secrets.redact_value(arguments);
+                if let Some(raw) = raw_arguments {
+                    n += secrets.redact_in_place(raw);
+                }
+            }
+        }
+        n
+    }
+}
+
+/// Redacts the keys of `map` (rebuilt in order only when one held a secret); the count.
+fn redact_keys<V>(map: &mut IndexMap<String, V>, secrets: &Secrets) -> usize {
+    let keys: Vec<(String, usize)> = map.keys().map(|k| secrets.redact(k)).collect();
+    let n: usize = keys.iter().map(|(_, c)| c).sum();
+    if n > 0 {
+        let old = std::mem::take(map);
+        for ((k, _), (_, v)) in keys.into_iter().zip(old) {
+            map.insert(k, v);
+        }
+    }
+    n
 }
 
 /// True when the file name makes it a cassette (`*.cassette.json`).
@@ -583,21 +1120,44 @@ impl Secrets {
     /// `text` with every secret value replaced by its placeholder, and the count replaced.
     /// One leftmost-longest pass: where two values overlap, the longer one is replaced whole.
     pub fn redact(&self, text: &str) -> (String, usize) {
+        match self.redacted(text) {
+            (Some(out), n) => (out, n),
+            (None, _) => (text.to_owned(), 0),
+        }
+    }
+
+    /// Redacts `s` in place; returns the count replaced. Nothing is copied when no secret
+    /// occurs in `s`.
+    pub fn redact_in_place(&self, s: &mut String) -> usize {
+        match self.redacted(s) {
+            (Some(out), n) => {
+                *s = out;
+                n
+            }
+            (None, _) => 0,
+        }
+    }
+
+    /// The redacted text and the count, `None` when nothing was replaced (no copy made).
+    fn redacted(&self, text: &str) -> (Option<String>, usize) {
         let Some((ac, placeholders)) = self.matcher() else {
-            return (text.to_owned(), 0);
+            return (None, 0);
         };
         self.scans
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut out = String::with_capacity(text.len());
+        let mut out: Option<String> = None;
         let mut n = 0;
         let mut last = 0;
         for m in ac.find_iter(text) {
-            out.push_str(&text[last..m.start()]);
-            out.push_str(&placeholders[m.pattern().as_usize()]);
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[last..m.start()]);
+            o.push_str(&placeholders[m.pattern().as_usize()]);
             last = m.end();
             n += 1;
         }
-        out.push_str(&text[last..]);
+        if let Some(o) = &mut out {
+            o.push_str(&text[last..]);
+        }
         (out, n)
     }
 
@@ -612,13 +1172,7 @@ impl Secrets {
         let mut work: Vec<&mut Value> = vec![v];
         while let Some(v) = work.pop() {
             match v {
-                Value::String(s) => {
-                    let (r, k) = self.redact(s);
-                    if k > 0 {
-                        *s = r;
-                        n += k;
-                    }
-                }
+                Value::String(s) => n += self.redact_in_place(s),
                 Value::Array(a) => work.extend(a.iter_mut()),
                 Value::Object(o) => {
                     let keys: Vec<(String, usize)> = o.keys().map(|k| self.redact(k)).collect();
