@@ -60,6 +60,26 @@ fn block(rule: &'static str, message: String) -> Block {
     Block { rule, message }
 }
 
+/// Run variables by name (FORMAT §E.4), read where they are kept: the session's store is
+/// not copied for each tool call that substitutes references or checks guards (issue 24:
+/// one send of 100 calls storing 4 MiB each copied the whole store per call, 788 MB).
+pub trait Vars {
+    /// The value of the variable `name`, if it is set.
+    fn var(&self, name: &str) -> Option<&Value>;
+}
+
+impl Vars for IndexMap<String, Value> {
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
+impl Vars for serde_json::Map<String, Value> {
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
 /// Longest text [`substitute`] produces, in bytes (bounded work): a guard or an argument
 /// repeating a reference to a large variable would otherwise multiply it. A guard glob is
 /// matched only up to `wfx_schemas::glob::MAX_EXPANDED_CHARS` characters anyway.
@@ -68,11 +88,7 @@ pub const MAX_SUBSTITUTED_BYTES: usize = 1 << 20;
 /// Substitutes `${{name.path}}` references in a guard glob, glob-escaping the values
 /// (FORMAT §A.3); `$${{…}}` is an escape for the literal text. Errors name the reference,
 /// or say that the result would exceed [`MAX_SUBSTITUTED_BYTES`].
-pub fn substitute(
-    text: &str,
-    vars: &IndexMap<String, Value>,
-    for_glob: bool,
-) -> Result<String, String> {
+pub fn substitute(text: &str, vars: &dyn Vars, for_glob: bool) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(i) = rest.find("${{") {
@@ -92,7 +108,7 @@ pub fn substitute(
                 return Err(format!("the reference {raw} is malformed"));
             }
             let value = vars
-                .get(name)
+                .var(name)
                 .ok_or_else(|| format!("variable '{name}' is not set"))?;
             let value = resolve_path(value, segs.get(1..).unwrap_or_default())
                 .ok_or_else(|| format!("the path of {raw} does not resolve"))?;
@@ -122,16 +138,12 @@ pub const MAX_SUBSTITUTED_INPUT_BYTES: usize = 4 << 20;
 /// Substitutes references in every string of a tool input (the agent's own arguments,
 /// FORMAT §A.3): verbatim values, strings only. `Err` past [`MAX_SUBSTITUTED_BYTES`] for
 /// one string or [`MAX_SUBSTITUTED_INPUT_BYTES`] for all of them.
-pub fn substitute_input(input: &Value, vars: &IndexMap<String, Value>) -> Result<Value, String> {
+pub fn substitute_input(input: &Value, vars: &dyn Vars) -> Result<Value, String> {
     let mut total = 0usize;
     substitute_input_in(input, vars, &mut total)
 }
 
-fn substitute_input_in(
-    input: &Value,
-    vars: &IndexMap<String, Value>,
-    total: &mut usize,
-) -> Result<Value, String> {
+fn substitute_input_in(input: &Value, vars: &dyn Vars, total: &mut usize) -> Result<Value, String> {
     Ok(match input {
         Value::String(s) if s.contains("${{") => {
             let out = substitute(s, vars, false)?;
@@ -170,7 +182,7 @@ fn grant_matches(
     e: &ToolEntry,
     tool: &str,
     input: &Value,
-    vars: &IndexMap<String, Value>,
+    vars: &dyn Vars,
 ) -> Result<bool, String> {
     let globs = |list: &[String]| -> Result<Vec<String>, String> {
         list.iter().map(|g| substitute(g, vars, true)).collect()
@@ -208,7 +220,7 @@ fn denial_matches(
     e: &ToolEntry,
     tool: &str,
     input: &Value,
-    vars: &IndexMap<String, Value>,
+    vars: &dyn Vars,
 ) -> Result<bool, String> {
     if !has_guards(e) {
         return Ok(true);
@@ -294,7 +306,7 @@ pub fn check_call(
     state: &State,
     tool: &str,
     input: &Value,
-    vars: &IndexMap<String, Value>,
+    vars: &dyn Vars,
 ) -> Result<(), Block> {
     if tool == "task" {
         return Err(block("tool.forbidden", "`task` is never grantable".into()));

@@ -949,12 +949,14 @@ fn drive<'h>(
         .case_timeout_ms
         .unwrap_or(120_000)
         .min(wfx_schemas::model::workflow::MAX_CASE_TIMEOUT_MS);
-    let started = env.clock.now_ms();
+    // The case's time is measured on the run's clock even when the session runs on a
+    // cassette's recorded clock (`Clock::limit_now_ms`, issue 24).
+    let started = env.clock.limit_now_ms();
     sim.deadline_ms = Some(started.saturating_add(timeout));
     let mut result = Ok(());
     let mut halted_at = None;
     for step in &case.steps {
-        if env.clock.now_ms().saturating_sub(started) > timeout {
+        if env.clock.limit_now_ms().saturating_sub(started) > timeout {
             result = Err(SimError(format!(
                 "case '{}' timed out after {timeout}ms (tests.caseTimeoutMs)",
                 case_id(&tests_dir, path)
@@ -1032,7 +1034,7 @@ fn drive<'h>(
     // `peek_ms`: a test clock's recorded timestamps do not move.
     if result.is_ok()
         && halted_at.is_none()
-        && env.clock.peek_ms().saturating_sub(started) >= timeout
+        && env.clock.limit_peek_ms().saturating_sub(started) >= timeout
     {
         result = Err(SimError(format!(
             "case '{}' timed out after {timeout}ms (tests.caseTimeoutMs)",

@@ -30,3 +30,4 @@ pub mod session_fs;
 pub mod shown;
 pub mod sim;
 pub mod suite;
+pub mod variables;

@@ -82,7 +82,7 @@ impl std::fmt::Display for FsError {
             FsError::Full(p, cap) => write!(
                 f,
                 "cannot write `{p}`: the session folder would exceed its cap of {cap} bytes \
-                 (a runner limit)"
+                 (its files and run variables together; a runner limit)"
             ),
             FsError::TooManyEntries(p, max) => write!(
                 f,
@@ -115,8 +115,10 @@ pub struct Entry {
 }
 
 /// Most bytes one session folder may hold: 64 MiB (67,108,864 bytes), counted over the
-/// files the session wrote (seeds, tool writes, artifacts). Bounded work: a write that would
-/// pass it fails with [`FsError::Full`], which the agent sees as a failed tool call.
+/// files the session wrote (seeds, tool writes, artifacts) and its run variables
+/// ([`SessionFs::hold`]; issue 24). Bounded work: a write that would pass it fails with
+/// [`FsError::Full`], which the agent sees as a failed tool call; so does a variable
+/// change (`archmax_set_variables` is refused whole).
 pub const MAX_SESSION_DISK_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Most files and folders one session may create (each write counts the file if new and
@@ -183,6 +185,9 @@ pub struct SessionFs<'w> {
     root: String,
     /// Bytes the session's files hold now (see [`MAX_SESSION_DISK_BYTES`]).
     used: std::cell::Cell<u64>,
+    /// Bytes the session holds beside its files under the same bound: its run variables
+    /// ([`SessionFs::hold`]).
+    held: std::cell::Cell<u64>,
     /// Files and folders the session created (see [`MAX_SESSION_ENTRIES`]).
     entries: std::cell::Cell<u64>,
 }
@@ -222,6 +227,7 @@ impl<'w> SessionFs<'w> {
             workspace,
             root: root.to_owned(),
             used: std::cell::Cell::new(0),
+            held: std::cell::Cell::new(0),
             entries: std::cell::Cell::new(0),
         })
     }
@@ -287,7 +293,7 @@ impl<'w> SessionFs<'w> {
             .get()
             .saturating_sub(old)
             .saturating_add(content.len() as u64);
-        if after > MAX_SESSION_DISK_BYTES {
+        if after.saturating_add(self.held.get()) > MAX_SESSION_DISK_BYTES {
             return Err(FsError::Full(norm, MAX_SESSION_DISK_BYTES));
         }
         // New entries: the file if it does not exist, and every missing folder above it
@@ -322,6 +328,25 @@ impl<'w> SessionFs<'w> {
     /// Bytes the session's files hold now (at most [`MAX_SESSION_DISK_BYTES`]).
     pub fn used_bytes(&self) -> u64 {
         self.used.get()
+    }
+
+    /// Holds `bytes` beside the files under [`MAX_SESSION_DISK_BYTES`]: the session's run
+    /// variables (`crate::variables::Variables::bytes`; the reference keeps them in the
+    /// session folder as `variables.json`, FORMAT §E.10), replacing what was held before.
+    /// `Err` with the bytes the files hold when files and `bytes` together would pass the
+    /// bound; nothing changes then. Later writes count what is held.
+    pub fn hold(&self, bytes: u64) -> Result<(), u64> {
+        let files = self.used.get();
+        if files.saturating_add(bytes) > MAX_SESSION_DISK_BYTES {
+            return Err(files);
+        }
+        self.held.set(bytes);
+        Ok(())
+    }
+
+    /// Bytes held beside the files ([`SessionFs::hold`]).
+    pub fn held_bytes(&self) -> u64 {
+        self.held.get()
     }
 
     /// Removes a file.
@@ -441,6 +466,29 @@ mod tests {
         assert!(!fs.exists("scratchpad/c"));
         fs.remove("scratchpad/a").unwrap();
         fs.write("scratchpad/c", "x").unwrap();
+    }
+
+    #[test]
+    fn held_variables_and_files_share_the_cap() {
+        let w = ws();
+        let fs = SessionFs::new(&w, "").unwrap();
+        let half = MAX_SESSION_DISK_BYTES / 2;
+        fs.write("scratchpad/a", &"a".repeat(half as usize))
+            .unwrap();
+        // Variables fit beside the files up to the cap, not past it.
+        assert_eq!(fs.hold(half + 1), Err(half));
+        assert_eq!(fs.held_bytes(), 0, "a refused hold changes nothing");
+        fs.hold(half).unwrap();
+        // Then the files have no room left.
+        let err = fs.write("scratchpad/b", "x").unwrap_err();
+        assert_eq!(
+            err,
+            FsError::Full("scratchpad/b".into(), MAX_SESSION_DISK_BYTES)
+        );
+        assert!(err.to_string().contains("run variables"), "{err}");
+        // Holding less frees it again.
+        fs.hold(0).unwrap();
+        fs.write("scratchpad/b", "x").unwrap();
     }
 
     #[test]

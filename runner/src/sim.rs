@@ -56,6 +56,7 @@ use crate::script_host::{
     HookPhase, HookRequest, HookVerdict, ScriptError, ScriptHost, ScriptRequest, ToolBridge,
 };
 use crate::session_fs::{FsError, SessionFs, Zone, classify};
+use crate::variables::Variables;
 
 /// An error that ends the case ("died", FORMAT §C.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -265,8 +266,9 @@ pub struct SessionView {
     pub raised: Option<Raised>,
     /// The trail.
     pub trail: Vec<TrailStep>,
-    /// The variables.
-    pub variables: IndexMap<String, Var>,
+    /// The variables, shared with the session's store as it was (copy-on-write,
+    /// [`crate::variables::Variables::shared`]).
+    pub variables: std::sync::Arc<IndexMap<String, Var>>,
     /// Runtime notes `(kind, text)`.
     pub notes: Vec<(&'static str, String)>,
     /// The status.
@@ -307,8 +309,8 @@ pub struct Session<'w> {
     /// The trigger id of the session.
     pub trigger_id: String,
     entry_state: String,
-    /// Variables.
-    pub variables: IndexMap<String, Var>,
+    /// Variables (FORMAT §E.4), held against the session folder's bound with its files.
+    pub variables: Variables,
     /// The audit trail.
     pub trail: Vec<TrailStep>,
     /// Decision park.
@@ -356,7 +358,9 @@ pub struct Simulator<'w, 'h> {
     state_turns: (String, u64),
     /// State flow for narration: entered states in order, consecutive repeats dropped.
     pub flow: Vec<String>,
-    /// When the case's time (`tests.caseTimeoutMs`) runs out, on the session's clock (ms);
+    /// When the case's time (`tests.caseTimeoutMs`) runs out, epoch ms on the clock case
+    /// limits are measured on ([`Clock::limit_now_ms`]: the run's clock, also when the
+    /// session stamps on a cassette's recorded clock);
     /// `None` without a limit. Hooks are not started past it, and a hook's time budget is
     /// at most what is left (bounded work: a step with many hooks cannot outlast its case).
     pub deadline_ms: Option<u64>,
@@ -380,27 +384,39 @@ pub const CASE_TIME_RAN_OUT: &str = "the case's time ran out";
 /// The result of a tool: content and whether it is an error.
 type ToolResult = Result<String, String>;
 
-/// Most tool-result text (`archmax_run` output included) one session keeps in its
-/// transcript, in bytes: 4 MiB (4,194,304). Bounded work: the result that crosses it is cut
-/// at a character boundary and ends with [`OUTPUT_CUT_MARKER`]; later results keep only the
-/// marker. The agent and the assertions see the cut text.
+/// Most runtime text one session keeps, in bytes: 4 MiB (4,194,304), counted over its tool
+/// results (`archmax_run` output included), its runtime notes (a veto's or a correction's
+/// reason, a delivery's variables, FORMAT §E.3, §E.6) and its trail reasons (FORMAT
+/// §E.2). Bounded work: the text that crosses it is cut at a character boundary and ends
+/// with [`OUTPUT_CUT_MARKER`] (a tool result) or [`TEXT_CUT_MARKER`] (a note or a
+/// reason); later ones keep only the marker. The agent and the assertions see the cut
+/// text. Notes and reasons count since issue 24: 12 sends vetoed with 60 MB reasons
+/// kept 1.5 GB.
 pub const MAX_SESSION_TOOL_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 /// What ends a tool result cut by [`MAX_SESSION_TOOL_OUTPUT_BYTES`].
 pub const OUTPUT_CUT_MARKER: &str =
     "[output cut: the session's tool output passed the runner's cap of 4194304 bytes]";
+/// What ends a runtime note or a trail reason cut by [`MAX_SESSION_TOOL_OUTPUT_BYTES`].
+pub const TEXT_CUT_MARKER: &str =
+    "[cut: the session's tool output, notes and reasons passed the runner's cap of 4194304 bytes]";
 
 /// What a session keeps of one tool result, given the bytes `kept` so far (updated):
 /// [`cut_output`] with the room left under [`MAX_SESSION_TOOL_OUTPUT_BYTES`].
 pub(crate) fn keep_output(kept: &mut usize, content: String) -> String {
+    keep_cut(kept, content, OUTPUT_CUT_MARKER)
+}
+
+/// [`keep_output`] ending a cut text with `marker`.
+fn keep_cut(kept: &mut usize, content: String, marker: &str) -> String {
     let room = MAX_SESSION_TOOL_OUTPUT_BYTES.saturating_sub(*kept);
-    let content = cut_output(content, room);
+    let content = cut_output(content, room, marker);
     *kept = kept.saturating_add(content.len());
     content
 }
 
-/// `content` cut to at most `room` bytes (at a character boundary) plus the marker, or as
+/// `content` cut to at most `room` bytes (at a character boundary) plus `marker`, or as
 /// is when it fits.
-fn cut_output(content: String, room: usize) -> String {
+fn cut_output(content: String, room: usize, marker: &str) -> String {
     if content.len() <= room {
         return content;
     }
@@ -412,8 +428,21 @@ fn cut_output(content: String, room: usize) -> String {
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(OUTPUT_CUT_MARKER);
+    out.push_str(marker);
     out
+}
+
+/// A script's time budget, ms: `settings.timeoutMs` (FORMAT §A.1; the sandbox's default
+/// when unset), at most `left`, the case's time left (`None`: no case limit).
+fn within(timeout_ms: Option<u64>, left: Option<u64>) -> Option<u64> {
+    match left {
+        None => timeout_ms,
+        Some(left) => Some(
+            timeout_ms
+                .unwrap_or(crate::sandbox::DEFAULT_TIMEOUT_MS)
+                .min(left),
+        ),
+    }
 }
 
 /// `VARIABLE_NAME_PATTERN` (FORMAT §A.3).
@@ -435,7 +464,7 @@ impl<'w> Session<'w> {
             status: Status::Running,
             trigger_id: "manual".into(),
             entry_state: String::new(),
-            variables: IndexMap::new(),
+            variables: Variables::new(),
             trail: Vec::new(),
             pending_decision: None,
             pending_input: None,
@@ -475,23 +504,35 @@ impl<'w> Session<'w> {
         self.cfg.clock.now_ms()
     }
 
-    fn plain_vars(&self) -> IndexMap<String, Value> {
-        self.variables
-            .iter()
-            .map(|(k, v)| (k.clone(), v.value.clone()))
-            .collect()
+    /// The value of the variable `name`, read in place.
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.variables.get(name).map(|v| &v.value)
     }
 
-    fn vars_json(&self) -> Value {
-        Value::Object(
-            self.variables
-                .iter()
-                .map(|(k, v)| (k.clone(), v.value.clone()))
-                .collect(),
-        )
+    /// Stores `set` in the variables (in order, FORMAT §E.4) when the store stays within
+    /// the session folder's bound together with the files ([`SessionFs::hold`]); `Err`
+    /// says by how much it would not, and nothing is stored then.
+    fn put_vars(&mut self, set: Vec<(String, Var)>) -> Result<(), String> {
+        let after = self.variables.bytes_with(&set);
+        if let Err(files) = self.fs.hold(after) {
+            return Err(format!(
+                "the run variables would hold {after} bytes, which with the session's {files} bytes of files passes the session folder's cap of {} bytes (a runner limit)",
+                crate::session_fs::MAX_SESSION_DISK_BYTES
+            ));
+        }
+        self.variables.insert_all(set, after);
+        Ok(())
+    }
+
+    /// What the session keeps of a runtime text (a note, a trail reason): cut to the room
+    /// the session's budget ([`MAX_SESSION_TOOL_OUTPUT_BYTES`], shared with tool results)
+    /// still has, ending with [`TEXT_CUT_MARKER`] when cut, and counted against it.
+    fn keep_text(&mut self, text: String) -> String {
+        keep_cut(&mut self.output_bytes, text, TEXT_CUT_MARKER)
     }
 
     fn note(&mut self, kind: &'static str, text: String) {
+        let text = self.keep_text(text);
         self.ev(Event::Note {
             note_kind: kind,
             text: crate::evidence::cut(&text),
@@ -510,6 +551,7 @@ impl<'w> Session<'w> {
     }
 
     fn push_trail(&mut self, to: &str, kind: &'static str, reason: Option<String>) {
+        let reason = reason.map(|r| self.keep_text(r));
         self.ev(Event::Trail {
             to: to.to_owned(),
             trail_kind: kind,
@@ -570,24 +612,28 @@ impl<'w> Session<'w> {
 
     /// Seeds locked host variables with `reseed` (FORMAT §E.4): replaces locked values;
     /// `title` is stored unlocked and trimmed and must pass the title check.
+    /// `Err` when the store would pass the session folder's bound (the case dies).
     pub fn seed_variables(&mut self, vars: &[(String, Value)]) -> Result<(), SimError> {
+        let mut set = Vec::with_capacity(vars.len());
         for (name, value) in vars {
             // The same seeding the static check of `requires` simulates (WFX310/WFX311).
             let value = seed_value(name, value).map_err(SimError)?;
             let locked = name != "title";
-            self.variables.insert(name.clone(), Var { value, locked });
+            set.push((name.clone(), Var { value, locked }));
         }
-        Ok(())
+        self.put_vars(set)
+            .map_err(|why| SimError(format!("the case's variables were not seeded: {why}")))
     }
 
-    fn set_trigger_var(&mut self, id: &str) {
-        self.variables.insert(
+    fn set_trigger_var(&mut self, id: &str) -> Result<(), SimError> {
+        self.put_vars(vec![(
             "trigger".into(),
             Var {
                 value: Value::String(id.to_owned()),
                 locked: true,
             },
-        );
+        )])
+        .map_err(|why| SimError(format!("the trigger `{id}` was not stored: {why}")))
     }
 
     /// True when the session is parked in either channel.
@@ -666,7 +712,7 @@ impl<'w> Session<'w> {
             state: self.state.clone(),
             raised: self.raised.clone(),
             trail: self.trail.clone(),
-            variables: self.variables.clone(),
+            variables: self.variables.shared(),
             notes,
             status: self.status,
         }
@@ -895,7 +941,7 @@ impl<'w> Session<'w> {
     fn bridge_call(&mut self, tool: &str, input: Value, authority: Authority) -> ToolResult {
         if authority == Authority::Agent
             && let Some(st) = self.state_model()
-            && let Err(b) = governance::check_call(self.wf(), st, tool, &input, &self.plain_vars())
+            && let Err(b) = governance::check_call(self.wf(), st, tool, &input, &self.variables)
         {
             return Err(format!("blocked by governance ({}): {}", b.rule, b.message));
         }
@@ -951,22 +997,23 @@ impl<'w, 'h> Simulator<'w, 'h> {
         }
     }
 
-    /// Milliseconds left before [`Self::deadline_ms`]; `Err` when none are. `peek` reads
-    /// the clock without counting as a read ([`Clock::peek_ms`]).
-    fn time_left(&self, state: &str, peek: bool) -> Result<Option<u64>, SimError> {
+    /// Milliseconds left before [`Self::deadline_ms`]; `Err` when none are, saying the
+    /// time ran out `while` (e.g. "the hooks of `s` were running"). `peek` reads the clock
+    /// without counting as a read ([`Clock::limit_peek_ms`]).
+    fn time_left(&self, while_: &str, peek: bool) -> Result<Option<u64>, SimError> {
         let Some(deadline) = self.deadline_ms else {
             return Ok(None);
         };
         let clock = self.session.cfg.clock;
         let now = if peek {
-            clock.peek_ms()
+            clock.limit_peek_ms()
         } else {
-            clock.now_ms()
+            clock.limit_now_ms()
         };
         match deadline.checked_sub(now) {
             Some(left) if left > 0 => Ok(Some(left)),
             _ => Err(SimError(format!(
-                "{CASE_TIME_RAN_OUT} while the hooks of `{state}` were running (tests.caseTimeoutMs)"
+                "{CASE_TIME_RAN_OUT} while {while_} (tests.caseTimeoutMs)"
             ))),
         }
     }
@@ -1005,14 +1052,13 @@ impl<'w, 'h> Simulator<'w, 'h> {
         self.session.raised = None;
         self.session.seed_variables(variables)?;
         let trigger_id = self.session.trigger_id.clone();
-        self.session.set_trigger_var(&trigger_id);
+        self.session.set_trigger_var(&trigger_id)?;
         let wf = self.session.wf();
         if let Some(t) = wf.trigger(&trigger_id) {
-            let vars = self.session.plain_vars();
             let issues: Vec<String> = t
                 .requires
                 .iter()
-                .filter_map(|e| signature_issue(e, vars.get(&e.name.value)))
+                .filter_map(|e| signature_issue(e, self.session.var(&e.name.value)))
                 .collect();
             if !issues.is_empty() {
                 self.session.status = Status::Rejected;
@@ -1157,32 +1203,36 @@ impl<'w, 'h> Simulator<'w, 'h> {
         }
         let state = self.session.state.clone();
         let mut shown = Vec::new();
+        let mut set = Vec::with_capacity(variables.len());
         for (name, value) in variables {
             if name == "title" {
                 match value.as_str().filter(|s| title_issue(s).is_none()) {
-                    Some(s) => {
-                        self.session.variables.insert(
-                            name.clone(),
-                            Var {
-                                value: Value::String(s.trim().to_owned()),
-                                locked: false,
-                            },
-                        );
-                    }
+                    Some(s) => set.push((
+                        name.clone(),
+                        Var {
+                            value: Value::String(s.trim().to_owned()),
+                            locked: false,
+                        },
+                    )),
                     None => continue,
                 }
             } else {
-                self.session.variables.insert(
+                set.push((
                     name.clone(),
                     Var {
                         value: value.clone(),
                         locked: true,
                     },
-                );
+                ));
             }
             shown.push(format!("{name}={value}"));
         }
-        self.session.set_trigger_var(trigger);
+        self.session.put_vars(set).map_err(|why| {
+            SimError(format!(
+                "the variables delivered with `{trigger}` were not stored: {why}"
+            ))
+        })?;
+        self.session.set_trigger_var(trigger)?;
         self.session.ev(Event::Resume {
             channel: "input",
             by: trigger.to_owned(),
@@ -1259,6 +1309,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
         let run = self.runs;
         self.runs += 1;
         for call in 0..=MAX_MODEL_CALLS_PER_RUN {
+            // The case's time holds inside a model run too, whatever the agent (a live
+            // agent checks its own wall clock as well): no model call starts past it.
+            self.time_left(&format!("{} was running", cause.describe()), true)?;
             let wf = self.session.wf();
             let state = self.session.state_model();
             let tools = state
@@ -1267,7 +1320,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             let at = self.session.state.clone();
             self.session.observed.offer(&at, &tools);
             let messages = self.agent_messages();
-            let vars = self.session.vars_json();
+            let vars = self.session.variables.plain();
             let state_slug = self.session.state.clone();
             let ctx = TurnContext {
                 run,
@@ -1279,7 +1332,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 reply_only: self.session.reply_only,
                 tools: &tools,
                 messages: &messages,
-                variables: &vars,
+                variables: vars,
             };
             let actions = self.agent.respond(&ctx).map_err(|e| SimError(e.0))?;
             if actions.is_empty() {
@@ -1435,6 +1488,9 @@ impl<'w, 'h> Simulator<'w, 'h> {
     /// Executes one agent tool call: reply-only rule, reference substitution, governance,
     /// then controls, sub-workflows, mocks, scripts and file tools.
     fn agent_call(&mut self, tool: &str, input: Value) -> Result<(), SimError> {
+        // No call of an answer starts past the case's time (bounded work: an answer carries
+        // up to 100 calls, each of which may read or store megabytes).
+        self.time_left(&format!("the agent's `{tool}` call was to run"), true)?;
         self.session.next_call += 1;
         let id = self.session.next_call;
         self.session.ev(Event::ToolCall {
@@ -1467,7 +1523,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             self.push_result(id, tool, format!("Call refused before it ran: the arguments of `{tool}` are not valid JSON ({shown}). Send the arguments as one JSON object."), true, false);
             return Ok(());
         }
-        let input = match governance::substitute_input(&input, &self.session.plain_vars()) {
+        let input = match governance::substitute_input(&input, &self.session.variables) {
             Ok(v) => v,
             Err(why) => {
                 self.push_result(id, tool, format!("Call refused before it ran: an argument reference could not be resolved — {why}. Nothing was called."), true, false);
@@ -1482,7 +1538,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             )));
         };
         if let Err(Block { rule, message }) =
-            governance::check_call(wf, state, tool, &input, &self.session.plain_vars())
+            governance::check_call(wf, state, tool, &input, &self.session.variables)
         {
             let at = self.session.state.clone();
             self.session.observed.call(&at, tool, true);
@@ -1556,12 +1612,17 @@ impl<'w, 'h> Simulator<'w, 'h> {
             Err(e) => return Ok(Err(format!("archmax_run: {e}"))),
         };
         let wf = self.session.wf();
+        // Bounded work (issue 24): a script starts only while the case has time left and
+        // runs with min(`settings.timeoutMs`, that time), as hooks do, so 100 calls of an
+        // answer cannot each take a 30 s budget. The look at the clock does not count as a
+        // read (a test clock's recorded timestamps stay as they were).
+        let left = self.time_left(&format!("`archmax_run` was to run `{path}`"), true)?;
         let req = ScriptRequest {
             path: path.clone(),
             source,
             input: input.clone(),
-            variables: self.session.vars_json(),
-            timeout_ms: wf.timeout_ms,
+            variables: self.session.variables.plain().clone(),
+            timeout_ms: within(wf.timeout_ms, left),
             memory_limit_bytes: wf.memory_limit_bytes,
             max_calls: wf.max_ptc_calls,
         };
@@ -1570,7 +1631,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             session,
             authority: Authority::Agent,
         };
-        match host.run_script(req, &mut bridge) {
+        let out = host.run_script(req, &mut bridge);
+        // A script cut at the case's deadline ends the case there, as a hook does.
+        self.time_left(&format!("`archmax_run` ran `{path}`"), true)?;
+        match out {
             Ok(Value::String(s)) => Ok(Ok(s)),
             Ok(v) => Ok(Ok(v.to_string())),
             Err(ScriptError::Unavailable(m)) => Err(SimError(m)),
@@ -1610,7 +1674,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             // spent case never starts a 30 s hook. The first hook's look at the clock does
             // not count as a read (a test clock does not advance; recorded timestamps stay
             // as they were).
-            let left = self.time_left(state, i == 0)?;
+            let left = self.time_left(&format!("the hooks of `{state}` were running"), i == 0)?;
             let verdict = match &hook.kind {
                 HookKind::Script(path) => {
                     self.run_script_hook(state, phase, &path.value, advance, left)?
@@ -1674,6 +1738,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
                 verdict: v,
                 reason: why.map(|r| crate::evidence::cut(&r)),
             });
+            // A hook cut at the case's deadline ends the case there (FORMAT §C.2: the run
+            // is aborted at the timeout), before its cut reads as a veto or a failure that
+            // the run would go on handling past the deadline.
+            self.time_left(&format!("the hooks of `{state}` were running"), true)?;
             match verdict {
                 Ok(HookVerdict::Ok) => {}
                 Ok(HookVerdict::Veto(r)) => return Ok(HookOutcome::Veto(r)),
@@ -1723,7 +1791,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             "state": state,
             "phase": phase.as_str(),
             "trigger": self.session.trigger_id,
-            "variables": self.session.vars_json(),
+            "variables": self.session.variables.plain(),
             "messages": messages,
         });
         if let (Some((from, to, reason)), Some(obj)) = (advance, input.as_object_mut()) {
@@ -1777,14 +1845,7 @@ impl<'w, 'h> Simulator<'w, 'h> {
             phase,
             input: self.hook_input(state, phase, advance),
             // At most the case's time left (the host clamps to its ceiling as well).
-            timeout_ms: match left {
-                None => wf.timeout_ms,
-                Some(left) => Some(
-                    wf.timeout_ms
-                        .unwrap_or(crate::sandbox::DEFAULT_TIMEOUT_MS)
-                        .min(left),
-                ),
-            },
+            timeout_ms: within(wf.timeout_ms, left),
             memory_limit_bytes: wf.memory_limit_bytes,
         };
         let Simulator { session, host, .. } = self;
@@ -2102,20 +2163,27 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
         }
         let mut names = Vec::new();
+        let mut set = Vec::with_capacity(vars.len());
         for (name, value) in vars {
             let value = if name == "title" {
                 Value::String(value.as_str().unwrap_or_default().trim().to_owned())
             } else {
                 value.clone()
             };
-            self.session.variables.insert(
+            set.push((
                 name.clone(),
                 Var {
                     value,
                     locked: lock && name != "title",
                 },
-            );
+            ));
             names.push(name.clone());
+        }
+        // Bounded memory (issue 24): the store stays within the session folder's bound.
+        if let Err(why) = self.session.put_vars(set) {
+            return Err(format!(
+                "archmax_set_variables rejected: {why}. Nothing was written."
+            ));
         }
         Ok(format!(
             "Set {}{}.",
@@ -2202,11 +2270,10 @@ impl<'w, 'h> Simulator<'w, 'h> {
             }
         }
         if let Some(t) = wf.trigger(&self.session.trigger_id) {
-            let vars = self.session.plain_vars();
             let issues: Vec<String> = t
                 .returns
                 .iter()
-                .filter_map(|e| signature_issue(e, vars.get(&e.name.value)))
+                .filter_map(|e| signature_issue(e, self.session.var(&e.name.value)))
                 .collect();
             if !issues.is_empty() {
                 self.session.status = Status::Rejected;

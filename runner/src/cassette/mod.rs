@@ -20,7 +20,7 @@ use wfx_schemas::files::FileError;
 use wfx_schemas::workspace::case_id;
 
 use crate::agent::{Agent, AgentAction, AgentError, TurnContext};
-use crate::clock::{Clock, FixedClock, SystemClock};
+use crate::clock::{CaseClock, Clock, FixedClock, SystemClock};
 use crate::disk::{DiskFiles, replace_file};
 use crate::grade::{Judge, ModelConfig};
 use crate::interpret::{CaseEnv, CaseRun, VerdictStatus, run_case};
@@ -251,8 +251,10 @@ pub fn run_model_case(
             })
         }),
     };
+    // Limits (`tests.caseTimeoutMs`) stay on the run's clock (issue 24).
+    let replay_clock = CaseClock::new(fixed.as_ref(), env.clock);
     let case_clock: &dyn Clock = if tape.is_some() {
-        fixed.as_ref()
+        &replay_clock
     } else {
         env.clock
     };
