@@ -36,6 +36,8 @@ pub struct WorkflowInfo {
     pub model: Option<Workflow>,
     /// The model's [`crate::satisfy::Graph`], built on first use and shared by the cases.
     graph: std::sync::OnceLock<crate::satisfy::Graph>,
+    /// [`Self::loads`], computed on first use.
+    loads: std::sync::OnceLock<bool>,
 }
 
 impl WorkflowInfo {
@@ -44,6 +46,21 @@ impl WorkflowInfo {
     pub fn satisfy_graph(&self) -> Option<&crate::satisfy::Graph> {
         let model = self.model.as_ref()?;
         Some(self.graph.get_or_init(|| crate::satisfy::Graph::new(model)))
+    }
+
+    /// True when the spec loads as the reference's loader loads it (FORMAT §A.0.3, §A.0.6):
+    /// a mapping with no shape or refine error ([`rules::workflow::is_usable`], the test
+    /// the sub-workflow checks of §D.2 step 9 use; lint findings do not count). While it
+    /// does not, the results its cases and agent scripts would derive from its graph
+    /// (`WFX305`, `WFX313`, `WFX410`) are withheld: they would be cascades of the spec's
+    /// own errors (issue 24: a typo'd `transtions:` key made every case "unpassable").
+    /// Computed once per loaded text.
+    pub fn loads(&self) -> bool {
+        *self.loads.get_or_init(|| {
+            self.model
+                .as_ref()
+                .is_some_and(|m| rules::workflow::is_usable(&m.root))
+        })
     }
 }
 
@@ -146,6 +163,7 @@ fn build_workflow_info(dir: &WorkflowDir, path: String, text: String) -> Workflo
         parsed,
         model,
         graph: std::sync::OnceLock::new(),
+        loads: std::sync::OnceLock::new(),
     }
 }
 
@@ -412,11 +430,17 @@ fn check_kind(
             let root = report_parse(path, parsed, &mut out);
             if let Some(root) = root {
                 let wf = ctx.cache.load(fs, dir);
-                out.extend(rules::agent::check_document(
+                let doc = rules::agent::check_document(
                     path,
                     root,
                     wf.as_deref().and_then(|w| w.model.as_ref()),
-                ));
+                );
+                // A transition the script's advance misses may be one the spec's own
+                // errors dropped (`WorkflowInfo::loads`): withheld until the spec loads.
+                let graph_known = wf.as_deref().is_none_or(WorkflowInfo::loads);
+                out.extend(doc.into_iter().filter(|d| {
+                    graph_known || d.code.code != diagnostics::AGENT_ADVANCE_NOT_AN_EDGE.code
+                }));
             }
         }
     }

@@ -27,20 +27,23 @@ states:
       manual:
       email_reply:
     transitions:
-      - to: review
-      - to: wait
+      - { to: review, description: d }
+      - { to: wait, description: d }
   review:
     type: human
+    instructions: Review.
     transitions:
       - to: done
         type: approve
+        description: d
       - to: start
         type: refine
+        description: d
   wait:
     triggers:
       clarify_requested:
     transitions:
-      - to: done
+      - { to: done, description: d }
   done:
     title: Done
 #- workflows/other/workflow.yaml
@@ -853,12 +856,13 @@ fn decide_in_a_workflow_without_human_states() {
     check_file_diagnostics(
         r#"
 #- workflows/solo/workflow.yaml
+instructions: Solo.
 states:
   a:
     triggers:
       manual:
     transitions:
-      - to: b
+      - { to: b, description: d }
   b:
     title: B
 #- workflows/solo/tests/a.test.yaml
@@ -1170,6 +1174,107 @@ fn diags_with(wf: &str, body: &str) -> (Vec<Diagnostic>, String) {
         .map(|(_, t)| t.clone())
         .unwrap();
     (wfx_schemas::check::check_file(&fx.files, CASE), text)
+}
+
+// ------------------------------------------------ a seed one typo away from a name read
+
+/// A trigger requiring `order_id`, a state requiring `approver`, and instructions that
+/// reference `${{region}}` (so a `region` seed is read).
+const WF_SEED: &str = r#"
+#- workflows/w/workflow.yaml
+instructions: Report for ${{region}}.
+states:
+  start:
+    triggers:
+      manual:
+        requires: [order_id]
+    requires: [approver]
+    transitions:
+      - to: done
+        description: Done.
+  done:
+    title: Done
+"#;
+
+#[track_caller]
+fn check_seed_case(body: &str) {
+    check_file_diagnostics(&format!("{WF_SEED}#- {CASE}\n{body}"), CASE);
+}
+
+/// Issue 24, item 3 (FORMAT §B.1 `variables`, §B.4, §E.4): a seed nothing reads that is
+/// one typo away from an asserted or required name is reported on its key, with a quick
+/// fix renaming it.
+#[test]
+fn a_seed_that_misspells_an_asserted_or_required_name_is_reported() {
+    check_seed_case(
+        r#"title: t
+description: d
+variables:
+  order_id: ORD-1
+  compnay: Acme Corp
+# ^^^^^^^ warning WFX314: `compnay` is seeded, but nothing reads it (no trigger or state requires it, no `variables` step asserts it, workflow `w` never names it); did you mean `company`?
+  aprover: ada
+# ^^^^^^^ warning WFX314: did you mean `approver`?
+steps:
+  - send: hi
+  - variables: { expect: { company: Acme Corp } }
+"#,
+    );
+    // A misspelt required name: the requirement is missing (WFX310) and the seed says why.
+    check_seed_case(
+        r#"title: t
+description: d
+variables:
+^^^^^^^^^ error WFX310: requires `order_id`
+  ordr_id: ORD-1
+# ^^^^^^^ warning WFX314: did you mean `order_id`?
+steps:
+  - send: hi
+"#,
+    );
+    let (d, text) = diags_with(
+        WF_SEED,
+        "title: t\ndescription: d\nvariables: { order_id: O, compnay: Acme }\nsteps:\n  - send: hi\n  - variables: { expect: { company: Acme } }\n",
+    );
+    let w = d.iter().find(|d| d.code.code == "WFX314").unwrap();
+    assert_eq!(w.severity, Severity::Warning);
+    let fix = w.fixes.first().unwrap();
+    assert_eq!(fix.title, "rename the seed to `company`");
+    let edit = fix.edits.first().unwrap();
+    assert_eq!(
+        &text[edit.range.start as usize..edit.range.end as usize],
+        "compnay"
+    );
+    assert_eq!(edit.new_text, "company");
+    // The related site is the assertion.
+    let related = w.related.first().unwrap();
+    assert_eq!(related.file, CASE);
+    let r = related.range;
+    assert_eq!(&text[r.start as usize..r.end as usize], "company");
+}
+
+/// No false claims: a seed that is read (required, asserted, named by the workflow), or
+/// whose near name is seeded too, or that is near no read name, gets nothing.
+#[test]
+fn a_seed_that_is_read_or_far_from_every_read_name_is_not_reported() {
+    for (vars, expect) in [
+        // Named by the workflow (`${{region}}`), though one typo from `regions`.
+        ("region: eu", "regions: eu"),
+        // Both spellings seeded: the near name is seeded itself.
+        ("company: x, compnay: x", "company: x"),
+        // Asserted itself (and near another asserted name).
+        ("compnay: x", "compnay: x, company: x"),
+        // Near nothing read.
+        ("ticket: x", "company: x"),
+        // Built-ins, one typo from asserted names.
+        ("title: Report", "titles: x"),
+    ] {
+        let body = format!(
+            "title: t\ndescription: d\nvariables: {{ order_id: O, approver: a, {vars} }}\nsteps:\n  - send: hi\n  - variables: {{ expect: {{ {expect} }} }}\n"
+        );
+        let (d, _) = diags_with(WF_SEED, &body);
+        assert!(d.iter().all(|d| d.code.code != "WFX314"), "{vars}: {d:#?}");
+    }
 }
 
 // ------------------------------------------------ mocks and runs resumed without them

@@ -26,22 +26,26 @@ states:
     triggers:
       manual:
     transitions:
-      - to: review
-      - to: work
+      - { to: review, description: d }
+      - { to: work, description: d }
   work:
     transitions:
-      - to: done
+      - { to: done, description: d }
   review:
     type: human
+    instructions: Review.
     transitions:
       - to: done
         type: approve
+        description: d
       - to: start
         type: refine
+        description: d
   audit:
     type: human
+    instructions: Audit.
     transitions:
-      - to: archive
+      - { to: archive, description: d }
   archive:
     title: Archive
   done:
@@ -50,7 +54,7 @@ states:
     triggers:
       island_opened:
     transitions:
-      - to: archive
+      - { to: archive, description: d }
 "#;
 
 #[track_caller]
@@ -364,5 +368,90 @@ fn verdict_agrees_with_analyse() {
             let (wf, c) = model(&files, case);
             assert_eq!(verdict(&wf, &c), verdict_of(analyse(&wf, &c)), "{case}");
         }
+    }
+}
+
+/// A spec with a typo'd `transtions:` key in both states: `start` and `review` have no
+/// edges as the model reads them.
+const TYPO_WF: &str = "instructions: t
+states:
+  start:
+    triggers:
+      manual:
+    transtions:
+      - to: review
+  review:
+    type: human
+    instructions: Review.
+    transtions:
+      - to: done
+  done:
+    title: Done
+";
+
+/// Parks for a decision (no path does when `start` has no edges: `WFX313`).
+const TYPO_CASE: &str = "title: t
+description: d
+steps:
+  - send: hi
+  - parked: decision
+";
+
+/// Decides `done` (no human state routes there when `review` has no edges: `WFX305`).
+const TYPO_DECIDE: &str = "title: t
+description: d
+steps:
+  - send: hi
+  - decide: { to: done }
+";
+
+const TYPO_SCRIPT: &str = "turns:
+  - - call:
+        tool: archmax_advance
+        input: { to: review, reason: ready }
+";
+
+/// Every diagnostic of workflow `w` (its `workflow.yaml`, the case and its agent script).
+fn typo_folder(wf: &str) -> Vec<(String, &'static str)> {
+    let files = MemFiles::new()
+        .with("workflows/w/workflow.yaml", wf)
+        .with(CASE, TYPO_CASE)
+        .with("workflows/w/tests/b.test.yaml", TYPO_DECIDE)
+        .with("workflows/w/tests/a.agent.yaml", TYPO_SCRIPT);
+    let dir = wfx_schemas::workspace::WorkflowDir {
+        root: String::new(),
+        slug: "w".into(),
+    };
+    wfx_schemas::check::check_workflow_dir(&files, &dir)
+        .into_iter()
+        .map(|d| (d.file, d.code.code))
+        .collect()
+}
+
+/// Issue 24, item 2: while `workflow.yaml` does not load (a shape error: FORMAT §A.0.3,
+/// §A.2 unknown key), what its cases and scripts derive from its graph is withheld
+/// (`WFX305`, `WFX313`, `WFX410` would only repeat the typo); only the spec's own errors
+/// are reported. With the spec fixed but the same edges missing, they are reported.
+#[test]
+fn a_workflow_with_errors_gets_no_graph_cascades() {
+    let got = typo_folder(TYPO_WF);
+    assert!(!got.is_empty());
+    assert!(
+        got.iter()
+            .all(|(f, c)| f == "workflows/w/workflow.yaml" && c.starts_with("WFX2")),
+        "{got:#?}"
+    );
+    // The same graph spelt right (no `transitions` at all): the spec loads, and the case and
+    // the script are judged against it.
+    let got = typo_folder(
+        &TYPO_WF
+            .replace("    transtions:\n      - to: review\n", "")
+            .replace(
+                "    transtions:\n      - to: done\n",
+                "    transitions:\n      - to: start\n        description: Start over.\n",
+            ),
+    );
+    for code in ["WFX305", "WFX313", "WFX410"] {
+        assert!(got.iter().any(|(_, c)| *c == code), "{code}: {got:#?}");
     }
 }

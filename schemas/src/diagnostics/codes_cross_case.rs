@@ -48,7 +48,7 @@ code!(
     Error,
     "wfx",
     "`decide.to` is no transition target of any human state",
-    "A decision can only pick a declared transition of the human state the session is parked at. A state no human state transitions to can never be a decision's target.\n\nFails (only `refund-review` is human, with edges to `refund-closed` and `refund-request`):\n```yaml\n- decide: { to: escalation }\n```\nPasses:\n```yaml\n- decide: { to: refund-closed }\n```"
+    "A decision can only pick a declared transition of the human state the session is parked at. A state no human state transitions to can never be a decision's target. Not reported while `workflow.yaml` has shape or refine errors (it would not load, and its own errors may be what dropped the transition).\n\nFails (only `refund-review` is human, with edges to `refund-closed` and `refund-request`):\n```yaml\n- decide: { to: escalation }\n```\nPasses:\n```yaml\n- decide: { to: refund-closed }\n```"
 );
 code!(
     CASE_UNKNOWN_WORKFLOW,
@@ -122,7 +122,17 @@ code!(
     Error,
     "§B.2, §B.5, §E.1–§E.5",
     "no agent can pass this case: no path through the workflow satisfies its steps in order",
-    "A bounded search over the workflow graph (no execution) looks for a path that the case's actions (`send`, `decide`, `deliver`) and structural assertions (`reachedState`, `parked`, `raised`, `trail`, `triggerArrival`, `noTraversal`, `succeeded`, `variables`) accept in order. Within one model run the agent may follow edges of agent states (`archmax_advance`; entering a human state parks), park with `archmax_wait`, raise, reset, or be routed by `on_error`; a human state moves only by `decide`. Hooks count as passable, so the case is reported only when it fails for every hook outcome and every agent. Reported on the first step no path gets past, with the reason: a state unreachable from the trigger's start state, a park no path reaches, a `decide.to` that is no edge of the state the session is parked at, a count no path gives, a seeded variable expected to differ. When the search hits its bound (4,096 situations per step, 200,000 expansions) nothing is reported. `wfx-lsp scaffold` refuses such a case; `wfx-lsp test` still runs it (it fails where the run shows).\n\nAlso not reported when another error of the case (an unknown state, a `decide` target no human state routes to) already explains it.\n\nReported (`refund-closed` is terminal, so the second `decide` finds no park):\n```yaml\nsteps:\n  - send: refund ORD-1\n  - parked: decision\n  - decide: { to: refund-closed }\n  - decide: { to: refund-closed }\n```\nNot reported: the same case without the second `decide`."
+    "A bounded search over the workflow graph (no execution) looks for a path that the case's actions (`send`, `decide`, `deliver`) and structural assertions (`reachedState`, `parked`, `raised`, `trail`, `triggerArrival`, `noTraversal`, `succeeded`, `variables`) accept in order. Within one model run the agent may follow edges of agent states (`archmax_advance`; entering a human state parks), park with `archmax_wait`, raise, reset, or be routed by `on_error`; a human state moves only by `decide`. Hooks count as passable, so the case is reported only when it fails for every hook outcome and every agent. Reported on the first step no path gets past, with the reason: a state unreachable from the trigger's start state, a park no path reaches, a `decide.to` that is no edge of the state the session is parked at, a count no path gives, a seeded variable expected to differ. When the search hits its bound (4,096 situations per step; 200,000 units of work, where every edge, park, raise or reset considered and every situation kept costs one unit plus one per 16 counted assertions, so the search's memory is bounded with its time) nothing is reported. `wfx-lsp scaffold` refuses such a case; `wfx-lsp test` still runs it (it fails where the run shows).\n\nAlso not reported when another error of the case (an unknown state, a `decide` target no human state routes to) already explains it, nor while `workflow.yaml` has shape or refine errors (it would not load; a typo'd `transtions:` key would otherwise make every case \"unpassable\").\n\nReported (`refund-closed` is terminal, so the second `decide` finds no park):\n```yaml\nsteps:\n  - send: refund ORD-1\n  - parked: decision\n  - decide: { to: refund-closed }\n  - decide: { to: refund-closed }\n```\nNot reported: the same case without the second `decide`."
+);
+
+code!(
+    CASE_SEED_NEAR_MISS,
+    "WFX314",
+    "case-seed-near-miss",
+    Warning,
+    "§B.1, §B.4, §E.4",
+    "a seeded variable nothing reads is one typo away from a name the case asserts or a trigger or state requires",
+    "The case's `variables` are seeded as locked run variables at every `send`. A seed that no trigger or state `requires`, that no `variables` step asserts and that `workflow.yaml` never names (no `${{…}}` reference, `session` path or signature) is read by nothing; when its name is also within a typo (the did-you-mean distance: a third of its length) of a name the case asserts or the workflow requires, and that name is not seeded itself, it is almost certainly that name misspelt: the run never gets the value the case meant to give, and the assertion meets whatever the agent set instead. The quick fix renames the seed. A warning: the agent could still read the seed with `archmax_get_variables`.\n\nWarns:\n```yaml\nvariables: { compnay: Acme Corp }\nsteps:\n  - send: write the report\n  - variables: { expect: { company: Acme Corp } }\n```\nPasses:\n```yaml\nvariables: { company: Acme Corp }\nsteps:\n  - send: write the report\n  - variables: { expect: { company: Acme Corp } }\n```"
 );
 
 /// The codes of this file.
@@ -140,4 +150,5 @@ pub static CODES: &[&CodeInfo] = &[
     &CASE_VARIABLE_WRONG_TYPE,
     &CASE_MOCKS_NOT_ON_RESUME,
     &CASE_UNSATISFIABLE,
+    &CASE_SEED_NEAR_MISS,
 ];

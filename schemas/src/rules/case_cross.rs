@@ -10,13 +10,18 @@
 //! Choices:
 //! - When the case's folder has no `workflow.yaml`, the only diagnostic is `WFX309`, on an
 //!   empty range at the start of the case file. When `workflow.yaml` exists but cannot be
-//!   loaded (a syntax error, not a mapping) or declares no state, no cross-file diagnostic
-//!   is reported at all: the workflow's own diagnostics say why (FORMAT §D.2 step 4 also
-//!   skips cases then).
+//!   loaded (a syntax error, not a mapping, over the size limit), the only diagnostic is
+//!   `WFX309` (nothing was checked against it); when it declares no state, no cross-file
+//!   diagnostic is reported at all: the workflow's own diagnostics say why (FORMAT §D.2
+//!   step 4 also skips cases then). When it parses but would not load (shape or refine
+//!   errors, `WorkflowInfo::loads`), what derives from its graph (`WFX305`, `WFX313`) is
+//!   withheld: with a typo'd `transtions:` key those would only repeat its own error.
 //! - These rules run even when the document rules found errors; each one reads only the
 //!   well-formed pieces it needs.
 //! - A seed path under `workflows/…` is allowed: it is no zone of FORMAT §B.8 (UNCONFIRMED
 //!   whether the reference refuses it), so it falls in the `run` zone.
+
+use std::collections::HashSet;
 
 use crate::check::WorkflowInfo;
 use crate::diagnostics::{self, Diagnostic};
@@ -181,6 +186,7 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
     };
     cx.trigger(case, &mut out);
     cx.requires(case, &mut out);
+    cx.seed_near_miss(case, &mut out);
     cx.mocks_on_resume(case, &mut out);
     cx.workspace(case, &mut out);
     for step in &case.steps {
@@ -189,7 +195,10 @@ pub fn check_case(ctx: &CaseContext<'_>, file: &str, case: &Case) -> Vec<Diagnos
         };
         cx.step(key, entry, &mut out);
     }
+    // A path search over a spec that does not load (shape or refine errors) reports the
+    // spec's own errors again, as "no agent can pass" (`WorkflowInfo::loads`).
     if ctx.document_parses
+        && info.loads()
         && !out
             .iter()
             .any(|d| d.severity == crate::diagnostics::Severity::Error)
@@ -376,6 +385,122 @@ impl Cx<'_, '_> {
                         trigger.state
                     ),
                 ),
+            );
+        }
+    }
+
+    /// `WFX314` (issue 24; FORMAT §B.1 `variables`, §B.4, §E.4): a seeded variable that
+    /// nothing reads and whose name is a near miss ([`did_you_mean`], under the file's
+    /// [`crate::rules::case::SuggestBudget`]) of a name the case asserts (a `variables`
+    /// step's `expect`) or a trigger or state of the workflow `requires`, that is not
+    /// seeded itself. "Nothing reads it": no trigger or state requires it, no `variables`
+    /// step asserts it, and `workflow.yaml` never names it as a word (which covers every
+    /// `${{…}}` reference, `session` path and signature, even under a misspelt key). A
+    /// warning on the seed's key, with the assertion or requirement as its related site and
+    /// a quick fix renaming the seed. `trigger` and `title` are built-ins, never reported.
+    fn seed_near_miss(&self, case: &Case, out: &mut Vec<Diagnostic>) {
+        if case.variables.is_empty() {
+            return;
+        }
+        let seeded: HashSet<&str> = case
+            .variables
+            .iter()
+            .map(|(k, _)| k.value.as_str())
+            .collect();
+        let expects: Vec<(String, TextRange)> = case
+            .steps
+            .iter()
+            .filter(|st| st.key_str() == Some("variables"))
+            .filter_map(|st| match st.form() {
+                Some(crate::model::case::StepForm::Variables { expect, .. }) => Some(expect),
+                _ => None,
+            })
+            .flatten()
+            .map(|(name, _)| (name.value, name.range))
+            .collect();
+        // Names something reads, each with where (the first site), in the order a
+        // suggestion prefers them: the case's assertions, then the workflow's requirements.
+        let mut read: Vec<(&str, &str, TextRange, String)> = Vec::new();
+        let mut known: HashSet<&str> = HashSet::new();
+        for (name, range) in &expects {
+            if known.insert(name.as_str()) {
+                read.push((
+                    name.as_str(),
+                    self.file,
+                    *range,
+                    format!("`{name}` is asserted here"),
+                ));
+            }
+        }
+        for t in self.wf.triggers() {
+            for e in &t.requires {
+                if known.insert(e.name.value.as_str()) {
+                    read.push((
+                        e.name.value.as_str(),
+                        &self.info.path,
+                        e.name.range,
+                        format!("`{}` is required by trigger `{}`", e.name.value, t.id.value),
+                    ));
+                }
+            }
+        }
+        for st in &self.wf.states {
+            for r in &st.requires {
+                if known.insert(r.value.as_str()) {
+                    read.push((
+                        r.value.as_str(),
+                        &self.info.path,
+                        r.range,
+                        format!("`{}` is required by state `{}`", r.value, st.slug.value),
+                    ));
+                }
+            }
+        }
+        let candidates: Vec<&str> = read
+            .iter()
+            .map(|(n, ..)| *n)
+            .filter(|n| !seeded.contains(n))
+            .collect();
+        if candidates.is_empty() {
+            return;
+        }
+        // The words of `workflow.yaml`, built only when some seed is a near miss.
+        let mut words: Option<HashSet<&str>> = None;
+        let mut reported: HashSet<&str> = HashSet::new();
+        for (key, _) in &case.variables {
+            let name = key.value.as_str();
+            if matches!(name, "trigger" | "title") || known.contains(name) {
+                continue;
+            }
+            let Some(near) = did_you_mean(name, candidates.iter().copied()) else {
+                continue;
+            };
+            let words = words.get_or_insert_with(|| {
+                self.info
+                    .text
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .collect()
+            });
+            if words.contains(name) || !reported.insert(name) {
+                continue;
+            }
+            let Some((_, file, range, why)) = read.iter().find(|(n, ..)| *n == near) else {
+                continue;
+            };
+            diagnostics::push_bounded(
+                out,
+                Diagnostic::new(
+                    &diagnostics::CASE_SEED_NEAR_MISS,
+                    self.file,
+                    key.range,
+                    format!(
+                        "`{name}` is seeded, but nothing reads it (no trigger or state requires it, no `variables` step asserts it, workflow `{}` never names it); did you mean `{near}`?",
+                        self.slug()
+                    ),
+                )
+                .with_related(*file, *range, why.clone())
+                .with_fix(format!("rename the seed to `{near}`"), key.range, yaml_scalar(near)),
             );
         }
     }
@@ -612,6 +737,11 @@ impl Cx<'_, '_> {
                     self.state_names(),
                 ),
             );
+            return;
+        }
+        // Which states route to `to` is the spec's graph: not judged while its own errors
+        // may have dropped transitions (`WorkflowInfo::loads`).
+        if !self.info.loads() {
             return;
         }
         let humans: Vec<_> = self
