@@ -54,8 +54,30 @@ pub fn check_flags(flags: &str) -> Result<(), String> {
 /// overflowing the stack in regress's recursive compiler.
 pub const MAX_ALTERNATIVES: usize = 1_000;
 
-/// Compiles a body and flags. Errors carry the engine's message.
+/// Most units of matcher a pattern may build (bounded work, docs/security.md): 100,000,
+/// counted by the parser (a patch to regress, `vendor/regress/PATCH.md`) as it builds. A unit
+/// is one node of regress's IR (a character, an anchor, a group, a loop), one code point of
+/// a character set or string set, or one interval of a character class, so a class costs
+/// what it holds after case folding; folding a class under `i` costs 32 more (it walks the
+/// whole fold table). `/\p{L}/u` is 685 units, `/\p{L}/ui` 718, a 1,000-character literal
+/// 1,000. A named backreference to a name that N groups share lowers to N backreferences
+/// tried in turn: 2N - 1 units, counted before it is built. Over the budget, [`compile`]
+/// fails with a message (`WFX117` on the token in `check`, a failed assertion in a run) and
+/// nothing more is built: 990 groups named `a` and 4,900 `\k<a>` (a 32 KB token) would
+/// have built 9.7 million units, about 1 GB, and 13,000 `\p{L}` under `ui` 9 million.
+/// Everything compiled is proportional to the units (the optimizer copies a loop body of at
+/// most 256 nodes up to five times): a token at the budget peaks at about 15 MB while it
+/// compiles and keeps about 8 MB (schemas/tests/regex_budget.rs).
+pub const MAX_IR_UNITS: u64 = 100_000;
+
+/// Compiles a body and flags. Errors carry the engine's message, or say which bound
+/// ([`MAX_ALTERNATIVES`], [`MAX_IR_UNITS`]) the pattern passes.
 pub fn compile(body: &str, flags: &str) -> Result<JsRegex, String> {
+    compile_measured(body, flags).map(|(re, _)| re)
+}
+
+/// [`compile`], also returning the units of matcher built ([`MAX_IR_UNITS`]).
+fn compile_measured(body: &str, flags: &str) -> Result<(JsRegex, u64), String> {
     check_flags(flags)?;
     // Bounded work: regress builds and walks alternations recursively, so 100,000
     // alternatives overflow the stack of the thread compiling them.
@@ -67,42 +89,96 @@ pub fn compile(body: &str, flags: &str) -> Result<JsRegex, String> {
         ));
     }
     let engine_flags: String = flags.chars().filter(|c| "imsuv".contains(*c)).collect();
-    let re = regress::Regex::with_flags(body, engine_flags.as_str()).map_err(|e| e.to_string())?;
-    Ok(JsRegex {
-        re,
-        unicode: flags.contains('u') || flags.contains('v'),
-    })
+    let (re, units) =
+        regress::Regex::with_flags_bounded(body, engine_flags.as_str(), MAX_IR_UNITS).map_err(
+            |e| {
+                if e.text == regress::IR_BUDGET_EXCEEDED {
+                    format!(
+                        "the pattern builds more than {MAX_IR_UNITS} units of matcher (one per character, group and class range; `\\k<name>` tries every group of that name); at most {MAX_IR_UNITS} are allowed (bounded work)"
+                    )
+                } else {
+                    e.to_string()
+                }
+            },
+        )?;
+    Ok((
+        JsRegex {
+            re,
+            unicode: flags.contains('u') || flags.contains('v'),
+        },
+        units,
+    ))
 }
 
 /// Most distinct tokens [`compile_token`] remembers; the memo is emptied when it fills, so
 /// memory stays bounded whatever a file holds.
 const MEMO_CAPACITY: usize = 256;
 
+/// Most weight the memo of [`compile_token`] holds: each entry weighs its token's bytes
+/// plus the units of matcher it built ([`MAX_IR_UNITS`]) or its error's bytes. 250,000:
+/// thousands of everyday tokens (tens of units each) or two at the unit budget — a compiled
+/// token keeps about 85 bytes per unit, so the memo holds at most about 20 MiB however many
+/// distinct large tokens a session meets. An entry heavier than this is compiled but not
+/// remembered.
+const MEMO_MAX_WEIGHT: u64 = 250_000;
+
 type Compiled = Result<Arc<JsRegex>, String>;
 
+/// The process-wide memo: entries by token text, and their total weight.
+#[derive(Default)]
+struct Memo {
+    map: HashMap<String, Compiled>,
+    weight: u64,
+}
+
 /// Compiles `s` if it has the regex shape: `None` for a literal, `Some(Err)` for a
-/// malformed regex. Memoized process-wide by the token's text (at most
-/// 256 entries): compiling a case-insensitive pattern costs tens of
-/// microseconds, and a long case repeats the same tokens on every step.
+/// malformed regex. Memoized process-wide by the token's text (at most 256 entries and
+/// [`MEMO_MAX_WEIGHT`] together; emptied when either would be passed): compiling a
+/// case-insensitive pattern costs tens of microseconds, and a long case repeats the same
+/// tokens on every step.
 pub fn compile_token(s: &str) -> Option<Compiled> {
     let (body, flags) = regex_token(s)?;
-    static MEMO: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
     let memo = MEMO.get_or_init(Mutex::default);
     let lock = || {
         memo.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     };
-    if let Some(hit) = lock().get(s) {
+    if let Some(hit) = lock().map.get(s) {
         return Some(hit.clone());
     }
     // Compile outside the lock; two threads racing on one token both compile it once.
-    let compiled = compile(body, flags).map(Arc::new);
-    let mut map = lock();
-    if map.len() >= MEMO_CAPACITY {
-        map.clear();
-    }
-    map.insert(s.to_owned(), compiled.clone());
+    let (compiled, weight) = match compile_measured(body, flags) {
+        Ok((re, units)) => (Ok(Arc::new(re)), units),
+        Err(e) => {
+            let w = e.len() as u64;
+            (Err(e), w)
+        }
+    };
+    lock().remember(s, &compiled, weight.saturating_add(s.len() as u64));
     Some(compiled)
+}
+
+impl Memo {
+    /// Remembers `compiled` for `token` with its `weight` (see [`MEMO_MAX_WEIGHT`]): emptied
+    /// first when the entry would pass [`MEMO_CAPACITY`] or the weight bound; an entry heavier
+    /// than the bound alone is not remembered.
+    fn remember(&mut self, token: &str, compiled: &Compiled, weight: u64) {
+        if weight > MEMO_MAX_WEIGHT {
+            return;
+        }
+        if self.map.len() >= MEMO_CAPACITY || self.weight.saturating_add(weight) > MEMO_MAX_WEIGHT {
+            self.map.clear();
+            self.weight = 0;
+        }
+        if self
+            .map
+            .insert(token.to_owned(), compiled.clone())
+            .is_none()
+        {
+            self.weight = self.weight.saturating_add(weight);
+        }
+    }
 }
 
 /// Most units of work one [`JsRegex::test`] may do (bounded work, docs/security.md): one
@@ -239,6 +315,81 @@ mod tests {
         assert_eq!(ok, Ok(Ok(true)));
         let err = compile(&alts(100_000), "").err().unwrap();
         assert!(err.contains("100000 alternatives"), "{err}");
+    }
+
+    /// Issue 24: 990 alternatives each defining `(?<a>x)` stay under [`MAX_ALTERNATIVES`],
+    /// and every `\k<a>` lowers to 990 backreferences; 4,900 of them (a 32 KB token) built
+    /// 9.7 million units of IR, about 1 GB, in `check` (and the server's memo kept it). The
+    /// lowering now counts against [`MAX_IR_UNITS`] before it is built.
+    #[test]
+    fn named_backreferences_count_every_group_of_their_name_against_the_budget() {
+        let groups = vec!["(?<a>x)"; 990].join("|");
+        let attack = format!("{groups}{}", r"\k<a>".repeat(4_900));
+        assert!(attack.len() > 32_000);
+        let err = compile(&attack, "").err().unwrap();
+        assert!(err.contains("more than 100000 units of matcher"), "{err}");
+        assert!(err.contains("bounded work"), "{err}");
+        // The token API gives the same refusal (WFX117 in `check`, a failed step in a run).
+        let token = format!("/{attack}/");
+        assert_eq!(compile_token(&token).unwrap().err(), Some(err));
+        // Each `\k<a>` is 2 × 990 − 1 units; 49 fit beside the groups and still compile,
+        // within the budget, and keep ECMAScript's meaning (the group that took part).
+        let (re, units) =
+            compile_measured(&format!("{groups}{}", r"\k<a>".repeat(49)), "").unwrap();
+        assert!(units <= MAX_IR_UNITS, "{units}");
+        assert!(units >= 49 * (2 * 990 - 1), "{units}");
+        assert_eq!(re.test("xx"), Ok(true));
+        assert!(compile(&format!("{groups}{}", r"\k<a>".repeat(50)), "").is_err());
+        // A name used once lowers to one backreference: a unit per `\k<a>`.
+        let (re, units) =
+            compile_measured(&format!("(?<a>x){}", r"\k<a>".repeat(1_000)), "").unwrap();
+        assert!(units < 2_100, "{units}");
+        assert_eq!(re.test(&"x".repeat(1_001)), Ok(true));
+    }
+
+    /// Classes cost what they hold after case folding, plus the fold itself: 13,000
+    /// `\p{L}` under `ui` (65 KB) took 6 s and 200 MB, 49,000 `[\s\S]` a second.
+    #[test]
+    fn classes_count_their_ranges_and_their_case_fold() {
+        let (_, one) = compile_measured(r"\p{L}", "ui").unwrap();
+        assert!((600..1_000).contains(&one), "{one}");
+        let err = compile(&r"\p{L}".repeat(13_000), "ui").err().unwrap();
+        assert!(err.contains("units of matcher"), "{err}");
+        // Without `i` a two-range class is three units; with it, the fold counts too.
+        let (_, plain) = compile_measured(&r"[\s\S]".repeat(4_000), "u").unwrap();
+        assert!(plain <= 3 * 4_000, "{plain}");
+        let err = compile(&r"[\s\S]".repeat(4_000), "ui").err().unwrap();
+        assert!(err.contains("units of matcher"), "{err}");
+        // Everyday patterns are far below the budget.
+        for (body, flags) in [
+            (r"^(approved|rejected): order ORD-\d{4}\b", "i"),
+            (r"\p{L}+ \p{N}*", "ui"),
+            (r"[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}", "i"),
+        ] {
+            let (_, units) = compile_measured(body, flags).unwrap();
+            assert!(units < 2_000, "{body}: {units}");
+        }
+    }
+
+    #[test]
+    fn the_memo_is_bounded_by_weight_as_well_as_entries() {
+        let re = |b: &str| -> Compiled { compile(b, "").map(Arc::new) };
+        let mut m = Memo::default();
+        // Heavier than the whole memo: compiled, not remembered.
+        m.remember("/heavy/", &re("heavy"), MEMO_MAX_WEIGHT + 1);
+        assert!(m.map.is_empty());
+        for i in 0..25 {
+            m.remember(&format!("/t{i}/"), &re("t"), MAX_IR_UNITS);
+            assert!(m.weight <= MEMO_MAX_WEIGHT, "{}", m.weight);
+        }
+        assert!(m.map.len() <= 2, "{}", m.map.len());
+        // Light entries fill up to the entry count.
+        let mut m = Memo::default();
+        for i in 0..(MEMO_CAPACITY + 5) {
+            m.remember(&format!("/t{i}/"), &re("t"), 10);
+        }
+        assert!(m.map.len() <= MEMO_CAPACITY);
+        assert_eq!(m.weight, 10 * m.map.len() as u64);
     }
 
     #[test]

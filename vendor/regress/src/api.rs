@@ -26,6 +26,8 @@ use alloc::{
 use core::{fmt, iter::FusedIterator, str::FromStr};
 
 pub use parse::Error;
+/// wfx-lsp patch: see [`Regex::with_flags_bounded`].
+pub use parse::IR_BUDGET_EXCEEDED;
 
 /// Flags used to control regex parsing.
 /// The default flags are case-sensitive, not-multiline, and optimizing.
@@ -431,6 +433,31 @@ impl Regex {
         }
         let cr = emit::emit(&ire);
         Ok(Regex { cr })
+    }
+
+    /// wfx-lsp patch: [`Regex::with_flags`] that builds at most `max_units` units of IR
+    /// (`parse::units_and_brackets`: one per node, plus one per code point of a character set, interval
+    /// of a bracket and code point of a string set; a named backreference to a name shared by
+    /// N groups is 2N - 1 units, checked before it is lowered). Past the budget the error's
+    /// text is [`IR_BUDGET_EXCEEDED`] and nothing more is built. On success, also the units
+    /// the parse built (the optimizer's loop unrolling may copy a small body up to five
+    /// times, and the compiled program is proportional to the IR).
+    pub fn with_flags_bounded<F>(
+        pattern: &str,
+        flags: F,
+        max_units: u64,
+    ) -> Result<(Regex, u64), Error>
+    where
+        F: Into<Flags>,
+    {
+        let flags = flags.into();
+        let (mut ire, units) =
+            parse::try_parse_bounded(pattern.chars().map(u32::from), flags, max_units)?;
+        if !flags.no_opt {
+            optimizer::optimize(&mut ire);
+        }
+        let cr = emit::emit(&ire);
+        Ok((Regex { cr }, units))
     }
 
     /// Searches `text` to find the first match.

@@ -429,12 +429,79 @@ where
 
     /// Current recursion nesting depth.
     depth: u32,
+
+    /// wfx-lsp patch: units of IR built so far ([`units_and_brackets`]).
+    units: u64,
+
+    /// wfx-lsp patch: the most units of IR the parse may build; `u64::MAX` when unbounded.
+    max_units: u64,
+}
+
+/// wfx-lsp patch: the text of the error a parse gives once its IR would pass its budget
+/// ([`try_parse_bounded`]).
+pub const IR_BUDGET_EXCEEDED: &str = "the pattern's IR exceeds its budget";
+
+/// wfx-lsp patch: what case-folding one character class costs, in units of IR: the fold
+/// walks the whole fold table for the class, so `[\s\S]` under `i` takes about as long as
+/// 30 intervals do (20 µs), whatever its size.
+pub const FOLD_UNITS: u64 = 32;
+
+/// wfx-lsp patch: the units of IR `node` holds (one per node, plus one per code point of a
+/// `CharSet`, byte of a `ByteSet` or `ByteSequence`, interval of a `Bracket` and code point
+/// of a `StringSet` alternative) and how many `Bracket` nodes it holds. Iterative (a work
+/// list), so depth costs no stack.
+fn units_and_brackets(node: &ir::Node) -> (u64, u64) {
+    let mut units = 0u64;
+    let mut brackets = 0u64;
+    let mut work = vec![node];
+    while let Some(n) = work.pop() {
+        units = units.saturating_add(1);
+        let extra = match n {
+            ir::Node::CharSet(v) => v.len(),
+            ir::Node::ByteSet(v) | ir::Node::ByteSequence(v) => v.len(),
+            ir::Node::Bracket(b) => {
+                brackets += 1;
+                b.cps.intervals().len()
+            }
+            ir::Node::StringSet { alternatives, .. } => alternatives.iter().map(|a| a.len()).sum(),
+            ir::Node::Cat(nodes) => {
+                work.extend(nodes.iter());
+                0
+            }
+            ir::Node::Alt(a, b) => {
+                work.push(a);
+                work.push(b);
+                0
+            }
+            ir::Node::CaptureGroup { contents, .. }
+            | ir::Node::LookaroundAssertion { contents, .. } => {
+                work.push(contents);
+                0
+            }
+            ir::Node::Loop { loopee, .. } | ir::Node::Loop1CharBody { loopee, .. } => {
+                work.push(loopee);
+                0
+            }
+            _ => 0,
+        };
+        units = units.saturating_add(extra as u64);
+    }
+    (units, brackets)
 }
 
 impl<I> Parser<I>
 where
     I: Iterator<Item = u32> + Clone,
 {
+    /// wfx-lsp patch: adds `units` to what the parse built; an error once past the budget.
+    fn charge(&mut self, units: u64) -> Result<(), Error> {
+        self.units = self.units.saturating_add(units);
+        if self.units > self.max_units {
+            return error(IR_BUDGET_EXCEEDED);
+        }
+        Ok(())
+    }
+
     /// Consume a character, returning it.
     fn consume<C: Into<u32>>(&mut self, c: C) -> u32 {
         let nc = self.input.next();
@@ -526,6 +593,10 @@ where
             let start_group = self.group_count;
             let mut start_offset = result.len();
             let mut quantifier_allowed = true;
+            // wfx-lsp patch: where this atom's nodes start, and whether it is a group (whose
+            // contents were charged atom by atom while they were parsed).
+            let atom_start = result.len();
+            let mut atom_is_group = false;
 
             let nc = self.peek();
             if nc.is_none() {
@@ -612,6 +683,7 @@ where
                 }
 
                 '(' => {
+                    atom_is_group = true;
                     if self.try_consume_str("(?=") {
                         // Positive lookahead.
                         quantifier_allowed = !self.flags.unicode;
@@ -719,6 +791,24 @@ where
                 }
             }
 
+            // wfx-lsp patch: charge what the atom built: a group one unit, anything else its
+            // nodes, class sizes included (a case-folded `\p{L}` is hundreds of intervals),
+            // plus the fold of each class built under `i`.
+            let built = if atom_is_group {
+                1
+            } else {
+                let mut built = 0u64;
+                for node in &result[atom_start..] {
+                    let (units, brackets) = units_and_brackets(node);
+                    let folds = if self.flags.icase { brackets } else { 0 };
+                    built = built
+                        .saturating_add(units)
+                        .saturating_add(folds.saturating_mul(FOLD_UNITS));
+                }
+                built
+            };
+            self.charge(built)?;
+
             // We just parsed a term; try parsing a quantifier.
             if let Some(quant) = self.try_consume_quantifier()? {
                 if !quantifier_allowed {
@@ -736,6 +826,8 @@ where
                     return error("Loop count limit exceeded");
                 }
                 self.loop_count += 1;
+                // wfx-lsp patch: the loop node.
+                self.charge(1)?;
                 result.push(ir::Node::Loop {
                     loopee: Box::new(make_cat(quantifee)),
                     quant,
@@ -1703,6 +1795,14 @@ where
                         group_name
                     ));
                 };
+                // wfx-lsp patch: a name shared by N groups lowers to N backreferences joined by
+                // N - 1 alternations (2N - 1 units, charged by `consume_term` once built); refuse
+                // before building when that would pass the budget, so 990 groups named `a` and
+                // thousands of `\k<a>` cost nothing.
+                let lowered = (group_indices.len() as u64).saturating_mul(2).saturating_sub(1);
+                if self.units.saturating_add(lowered) > self.max_units {
+                    return error(IR_BUDGET_EXCEEDED);
+                }
                 // Note backreferences are 1-based.
                 let node = match group_indices.len() {
                     0 => unreachable!("Should not have empty indices for group name"),
@@ -2112,6 +2212,20 @@ pub fn try_parse<I>(pattern: I, flags: api::Flags) -> Result<ir::Regex, Error>
 where
     I: Iterator<Item = u32> + Clone,
 {
+    try_parse_bounded(pattern, flags, u64::MAX).map(|(re, _)| re)
+}
+
+/// wfx-lsp patch: [`try_parse`] that builds at most `max_units` units of IR ([`units_and_brackets`],
+/// counted atom by atom as they are built, and before a named backreference is lowered),
+/// failing with [`IR_BUDGET_EXCEEDED`] past it; on success also the units built.
+pub fn try_parse_bounded<I>(
+    pattern: I,
+    flags: api::Flags,
+    max_units: u64,
+) -> Result<(ir::Regex, u64), Error>
+where
+    I: Iterator<Item = u32> + Clone,
+{
     let mut p = Parser {
         input: pattern.peekable(),
         flags,
@@ -2121,6 +2235,9 @@ where
         group_count_max: 0,
         has_lookbehind: false,
         depth: 0,
+        units: 0,
+        max_units,
     };
-    p.try_parse()
+    let re = p.try_parse()?;
+    Ok((re, p.units))
 }
