@@ -48,9 +48,13 @@ pub const MAX_INTERACTIONS: usize = 10_000;
 /// docs/security.md (bounded work).
 pub const MAX_VALUES: usize = 500_000;
 
-/// The deepest nesting inside one `arguments` or `parameters` value (the value itself is
-/// depth 1). Deeper is a [`CassetteErrorKind::Invalid`].
-pub const MAX_VALUE_DEPTH: usize = 64;
+/// The most arrays and objects nested in a cassette, the file's outer object included:
+/// serde_json's recursion limit (128, of which one is its own), which the one pass of
+/// [`parse`] keeps (the `unbounded_depth` feature is not enabled). Deeper is a
+/// [`CassetteErrorKind::Syntax`] ("recursion limit exceeded") where it happens, so a
+/// response's `arguments` nests at most 121 levels; the stack and the recursive drop of a
+/// value stay bounded.
+pub const MAX_DEPTH: usize = 127;
 
 /// The redaction placeholder of an environment variable's value: `<ENV:NAME>`.
 pub fn placeholder(name: &str) -> String {
@@ -230,8 +234,7 @@ pub struct RecordedToolCall {
     /// The tool name.
     pub name: String,
     /// The arguments as JSON (`null` when the model sent text that is not JSON; then
-    /// [`Self::raw_arguments`] holds it). Read within [`MAX_VALUES`] and
-    /// [`MAX_VALUE_DEPTH`].
+    /// [`Self::raw_arguments`] holds it). Read within [`MAX_VALUES`] and [`MAX_DEPTH`].
     #[serde(deserialize_with = "bounded::value")]
     pub arguments: Value,
     /// Arguments that were not JSON, verbatim.
@@ -247,7 +250,7 @@ pub struct RecordedTool {
     pub name: String,
     /// Description.
     pub description: String,
-    /// JSON Schema of the arguments. Read within [`MAX_VALUES`] and [`MAX_VALUE_DEPTH`].
+    /// JSON Schema of the arguments. Read within [`MAX_VALUES`] and [`MAX_DEPTH`].
     #[serde(deserialize_with = "bounded::value")]
     pub parameters: Value,
 }
@@ -314,8 +317,8 @@ pub enum CassetteErrorKind {
     /// number).
     Version(Option<u64>),
     /// Well-formed but over a bound or inconsistent: more than [`MAX_INTERACTIONS`]
-    /// interactions, more than [`MAX_VALUES`] values, a value nested deeper than
-    /// [`MAX_VALUE_DEPTH`], `seq` out of order, a `system`/`toolset` id that is not declared.
+    /// interactions, more than [`MAX_VALUES`] values, `seq` out of order, a
+    /// `system`/`toolset` id that is not declared.
     Invalid,
 }
 
@@ -360,16 +363,16 @@ fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
 
 /// Parses and validates a cassette: one pass of serde_json over the text straight into
 /// the types (no `serde_json::Value` of the file), its lists, maps and free-form values
-/// held to [`MAX_INTERACTIONS`], [`MAX_VALUES`] and [`MAX_VALUE_DEPTH`] while they are
+/// held to [`MAX_INTERACTIONS`], [`MAX_VALUES`] and [`MAX_DEPTH`] while they are
 /// read, so the parse stops at the value that crossed a bound.
 ///
 /// Errors, in this order of precedence: the size ([`MAX_BYTES`], `TooLarge`, before any
-/// parsing), JSON syntax (`Syntax`), the `version` (`Version`, so a newer file says so
+/// parsing), JSON syntax (`Syntax`, nesting past [`MAX_DEPTH`] included), the `version` (`Version`, so a newer file says so
 /// rather than listing unknown keys), the shape with unknown keys refused (`Syntax`), the
 /// bounds and consistency (`Invalid`: more than [`MAX_INTERACTIONS`] interactions, more
-/// than [`MAX_VALUES`] values, a value nested deeper than [`MAX_VALUE_DEPTH`], `seq` not
+/// than [`MAX_VALUES`] values, `seq` not
 /// equal to the position, an undeclared `system`/`toolset` id). When the one pass fails,
-/// a second scan of the text that builds nothing (serde's `IgnoredAny`) reads the
+/// a second scan of the text that builds nothing (`bounded::VersionOnly`) reads the
 /// `version` and the first syntax error to keep that precedence. Source: docs/cassettes.md.
 pub fn parse(text: &str) -> Result<Cassette, CassetteError> {
     if text.len() > MAX_BYTES {
@@ -431,7 +434,7 @@ fn version_error(version: Option<u64>) -> CassetteError {
 
 /// Bounded deserialisation of the cassette's lists, maps and free-form values (see
 /// [`parse`]): each element charges one to the budget [`Armed`] holds for the parse in
-/// progress on this thread, and a free-form value is built here, depth by depth, rather
+/// progress on this thread, and a free-form value is built here, value by value, rather
 /// than by `serde_json::Value`'s own unbounded visitor.
 mod bounded {
     use std::cell::Cell;
@@ -439,16 +442,14 @@ mod bounded {
 
     use indexmap::IndexMap;
     use serde::Deserialize;
-    use serde::de::{
-        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
-    };
+    use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use serde_json::{Map, Number, Value};
 
-    use super::{Interaction, MAX_INTERACTIONS, MAX_VALUE_DEPTH, MAX_VALUES, RecordedTool};
+    use super::{Interaction, MAX_INTERACTIONS, MAX_VALUES, RecordedTool};
 
     thread_local! {
         /// Values left to the parse in progress on this thread (`None`: none armed, the
-        /// types deserialised outside [`super::parse`]: depth is still bounded, the count
+        /// types deserialised outside [`super::parse`]: the count
         /// is then [`MAX_VALUES`] per list, map or value).
         static LEFT: Cell<Option<usize>> = const { Cell::new(None) };
         /// A bound was crossed in the parse in progress.
@@ -527,7 +528,7 @@ mod bounded {
             loop {
                 if out.len() == self.max {
                     // One more element is one too many; an empty rest is fine.
-                    return match seq.next_element::<IgnoredAny>()? {
+                    return match seq.next_element::<Skip>()? {
                         None => Ok(out),
                         Some(_) => Err(over(format_args!(
                             "more than {} {}, over the limit",
@@ -613,9 +614,9 @@ mod bounded {
         Ok(sets.into_iter().map(|(k, v)| (k, v.0)).collect())
     }
 
-    /// A free-form value at `depth` (1 for the value itself), counted in `local` too.
+    /// A free-form value, counted in `local` too (its nesting is serde_json's to bound:
+    /// [`super::MAX_DEPTH`]).
     struct Free<'a> {
-        depth: usize,
         local: &'a Cell<usize>,
     }
 
@@ -623,11 +624,6 @@ mod bounded {
         type Value = Value;
 
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-            if self.depth > MAX_VALUE_DEPTH {
-                return Err(over(format_args!(
-                    "a value nested deeper than {MAX_VALUE_DEPTH} levels in `arguments` or `parameters`"
-                )));
-            }
             charge(self.local)?;
             d.deserialize_any(self)
         }
@@ -678,10 +674,7 @@ mod bounded {
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
             let mut out = Vec::new();
-            while let Some(v) = seq.next_element_seed(Free {
-                depth: self.depth + 1,
-                local: self.local,
-            })? {
+            while let Some(v) = seq.next_element_seed(Free { local: self.local })? {
                 out.push(v);
             }
             Ok(Value::Array(out))
@@ -690,10 +683,7 @@ mod bounded {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
             let mut out = Map::new();
             while let Some(k) = map.next_key::<String>()? {
-                let v = map.next_value_seed(Free {
-                    depth: self.depth + 1,
-                    local: self.local,
-                })?;
+                let v = map.next_value_seed(Free { local: self.local })?;
                 out.insert(k, v);
             }
             Ok(Value::Object(out))
@@ -703,55 +693,156 @@ mod bounded {
     /// A bounded free-form value (`arguments`, `parameters`).
     pub(super) fn value<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
         Free {
-            depth: 1,
             local: &Cell::new(0),
         }
         .deserialize(d)
     }
 
-    /// The `version` alone, every other key skipped without building it.
-    #[derive(Deserialize)]
+    /// Any JSON value, read and dropped: nothing is built, and unlike serde's
+    /// `IgnoredAny` (which serde_json skips with a stack of one byte per open bracket, not
+    /// held to its recursion limit) each level is one `deserialize_any`, so nesting past
+    /// [`super::MAX_DEPTH`] is serde_json's "recursion limit exceeded".
+    struct Skip;
+
+    impl<'de> Deserialize<'de> for Skip {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(SkipVisitor)
+        }
+    }
+
+    struct SkipVisitor;
+
+    impl<'de> Visitor<'de> for SkipVisitor {
+        type Value = Skip;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+
+        fn visit_unit<E>(self) -> Result<Skip, E> {
+            Ok(Skip)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+            while seq.next_element::<Skip>()?.is_some() {}
+            Ok(Skip)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+            while map.next_entry::<Skip, Skip>()?.is_some() {}
+            Ok(Skip)
+        }
+    }
+
+    /// The `version` of a cassette's text alone (`None`: absent or not a non-negative
+    /// integer), every other key's value skipped unbuilt ([`Skip`]). A duplicate `version`
+    /// is an error, as in the types.
     pub(super) struct VersionOnly {
-        #[serde(default, deserialize_with = "version")]
         pub(super) version: Option<u64>,
     }
 
-    /// `Some` for a non-negative integer, `None` for any other value (skipped unbuilt).
-    fn version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Option<u64>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Option<u64>, E> {
-                Ok(Some(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Option<u64>, E> {
-                Ok(u64::try_from(v).ok())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
-                Ok(None)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
-                Ok(None)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
-                Ok(None)
-            }
-            fn visit_unit<E>(self) -> Result<Option<u64>, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
+    impl<'de> Deserialize<'de> for VersionOnly {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_map(VersionOnlyVisitor)
         }
-        d.deserialize_any(V)
+    }
+
+    struct VersionOnlyVisitor;
+
+    impl<'de> Visitor<'de> for VersionOnlyVisitor {
+        type Value = VersionOnly;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("struct Cassette")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VersionOnly, A::Error> {
+            let mut version: Option<Option<u64>> = None;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "version" {
+                    if version.is_some() {
+                        return Err(de::Error::duplicate_field("version"));
+                    }
+                    version = Some(map.next_value_seed(VersionSeed)?);
+                } else {
+                    map.next_value::<Skip>()?;
+                }
+            }
+            Ok(VersionOnly {
+                version: version.flatten(),
+            })
+        }
+    }
+
+    /// `Some` for a non-negative integer, `None` for any other value (skipped unbuilt).
+    struct VersionSeed;
+
+    impl<'de> DeserializeSeed<'de> for VersionSeed {
+        type Value = Option<u64>;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<u64>, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for VersionSeed {
+        type Value = Option<u64>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<Option<u64>, E> {
+            Ok(Some(v))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<Option<u64>, E> {
+            Ok(u64::try_from(v).ok())
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<u64>, A::Error> {
+            SkipVisitor.visit_seq(seq).map(|_| None)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<u64>, A::Error> {
+            SkipVisitor.visit_map(map).map(|_| None)
+        }
     }
 }
 

@@ -1,10 +1,10 @@
 //! Issue 24, item 2: reading a cassette costs memory at the scale of its bounds
-//! (`wfx_schemas::cassette::MAX_VALUES`, `MAX_VALUE_DEPTH`, `MAX_INTERACTIONS`), not of its
+//! (`wfx_schemas::cassette::MAX_VALUES`, `MAX_DEPTH`, `MAX_INTERACTIONS`), not of its
 //! text (docs/cassettes.md, "The format"; docs/security.md, bounded work).
 //!
 //! The attacker's input: a 16 MiB cassette whose one tool call's `arguments` is
 //! `[0,0,…]` (8.4 million JSON values). `parse` read the file into a `serde_json::Value`
-//! (for the version) and then again into the types, each value 80 bytes: 1.2 GB live for
+//! (for the version) and then again into the types, each value 72 bytes: 1.2 GB live for
 //! `check` and for a run's replay alike. Now one pass reads the types, each list, map and
 //! free-form value charged to one budget, and stops at the value that crossed it.
 //!
@@ -21,8 +21,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use wfx_schemas::cassette::{
-    CassetteErrorKind, MAX_BYTES, MAX_INTERACTIONS, MAX_VALUE_DEPTH, MAX_VALUES, Secrets, parse,
-    to_json,
+    CassetteErrorKind, MAX_BYTES, MAX_DEPTH, MAX_INTERACTIONS, MAX_VALUES, Secrets, parse, to_json,
 };
 use wfx_schemas::check::check_file;
 use wfx_schemas::files::MemFiles;
@@ -239,7 +238,7 @@ fn a_cassette_just_under_the_value_bound_parses_at_the_scale_of_the_bound() {
 
 #[test]
 fn a_long_list_of_small_messages_is_refused_at_the_value_bound_too() {
-    // `{"role":"user"}` is 15 bytes of text and 80 bytes parsed: the typed lists are
+    // `{"role":"user"}` is 15 bytes of text and 80 bytes parsed (a `RecordedMessage`): the typed lists are
     // charged like free-form values.
     let n = (MAX_BYTES - 2_000) / 16;
     let messages = vec![r#"{"role":"user"}"#; n].join(",");
@@ -261,24 +260,23 @@ fn a_long_list_of_small_messages_is_refused_at_the_value_bound_too() {
 }
 
 #[test]
-fn free_form_values_are_bounded_in_depth() {
+fn nesting_is_bounded_by_the_one_pass() {
+    // The outer object, `interactions`, the interaction, `response`, `toolCalls` and the
+    // call are six levels: `arguments` may nest MAX_DEPTH - 6 arrays deep.
     let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    assert!(parse(&with_arguments(&nested(MAX_VALUE_DEPTH))).is_ok());
-    let e = parse(&with_arguments(&nested(MAX_VALUE_DEPTH + 1))).unwrap_err();
-    assert_eq!(e.kind, CassetteErrorKind::Invalid, "{}", e.message);
+    assert!(parse(&with_arguments(&nested(MAX_DEPTH - 6))).is_ok());
+    let e = parse(&with_arguments(&nested(MAX_DEPTH - 5))).unwrap_err();
+    assert_eq!(e.kind, CassetteErrorKind::Syntax, "{}", e.message);
     assert!(
-        e.message
-            .contains(&format!("nested deeper than {MAX_VALUE_DEPTH} levels")),
+        e.message.contains("recursion limit exceeded"),
         "{}",
         e.message
     );
-    let objects = format!(
-        "{}0{}",
-        "{\"a\":".repeat(MAX_VALUE_DEPTH),
-        "}".repeat(MAX_VALUE_DEPTH)
-    );
-    let e = parse(&with_arguments(&objects)).unwrap_err();
-    assert_eq!(e.kind, CassetteErrorKind::Invalid, "{}", e.message);
+    // 16 MiB of `[[[…` stops at the limit, having built nothing.
+    let deep = with_arguments(&"[".repeat(MAX_BYTES - 1_000));
+    let (got, peak) = peak_of(|| parse(&deep));
+    assert_eq!(got.unwrap_err().kind, CassetteErrorKind::Syntax);
+    assert!(peak < 1 << 20, "parse held {peak} bytes at once");
 }
 
 #[test]
@@ -337,3 +335,4 @@ fn the_order_of_errors_is_kept_syntax_then_version_then_shape_and_bounds() {
     assert_eq!(e.kind, CassetteErrorKind::Syntax, "{}", e.message);
     assert!(e.message.contains("unknown field `by`"), "{}", e.message);
 }
+

@@ -11,7 +11,7 @@ code!(
     Error,
     "wfx",
     "a cassette is not valid JSON of the cassette format",
-    "A cassette (`tests/<case>.cassette.json`, docs/cassettes.md) is one JSON object of the version-1 format: every key present with the right type, `seq` equal to the interaction's position, every `system` and `toolset` id declared in `prompts` and `toolsets`, at most 10,000 interactions, 500,000 JSON values in its lists, maps, `arguments` and `parameters` together, 64 levels of nesting inside an `arguments` or `parameters` value, and 16 MiB. A replay refuses any other file, so `check` says so first.\n\nFails:\n```json\n{ \"version\": 1, \"interactions\": [ ] \n```\nPasses: a cassette written by `wfx-lsp test --live --record once`."
+    "A cassette (`tests/<case>.cassette.json`, docs/cassettes.md) is one JSON object of the version-1 format: every key present with the right type, `seq` equal to the interaction's position, every `system` and `toolset` id declared in `prompts` and `toolsets`, at most 10,000 interactions, 500,000 JSON values in its lists, maps, `arguments` and `parameters` together, 127 levels of nesting, and 16 MiB. A replay refuses any other file, so `check` says so first.\n\nFails:\n```json\n{ \"version\": 1, \"interactions\": [ ] \n```\nPasses: a cassette written by `wfx-lsp test --live --record once`."
 );
 code!(
     CASSETTE_VERSION,
