@@ -25,6 +25,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Promise, Runtime, Value};
 
+use super::memory::MemoryBudget;
 use super::source::{camel_case, referenced_tools, snake_from_camel};
 use super::{Bridge, BudgetKind, Budgets, CancelToken, SandboxError, Verdict};
 
@@ -52,9 +53,6 @@ const COMPILE_MEMORY_LIMIT_BYTES: usize = 64 * 1024 * 1024;
 /// of ordinary code parses in tens of ms; 65,000 `let` names in one function took 13.8 s
 /// (break-it pass 4, F3), and `check` promises about 1 s per file (docs/security.md).
 pub const COMPILE_TIME_LIMIT_MS: u64 = 1_000;
-/// How close to the memory limit a `null` exception must come to count as out-of-memory
-/// (QuickJS throws `null` when it cannot even allocate the error object).
-const MEMORY_SLACK_BYTES: u64 = 64 * 1024;
 /// Prefix of the fallback wrapper for bodies with top-level `return`.
 pub(crate) const IIFE_PREFIX: &str = "(async () => {";
 /// Suffix of that wrapper.
@@ -198,8 +196,13 @@ enum Fail {
     Timeout,
     /// QuickJS reported out-of-memory.
     Memory,
-    /// A `null` was thrown: out-of-memory if usage is near the limit, else a plain throw.
-    NullThrow,
+    /// A failure that an exhausted memory budget explains, from QuickJS's out-of-memory paths
+    /// that cannot say so: `null` thrown (no memory for the error object), an error without
+    /// a message (no memory for its text), no exception at all (a builtin's failed
+    /// allocation), the run's promise left pending (a dropped promise job). The memory
+    /// budget when the run's allocator refused an allocation ([`MemoryBudget::refusals`]),
+    /// else this error.
+    IfOutOfMemory(SandboxError),
     /// The body does not parse; the 1-based (line, byte column) in the evaluated code.
     Syntax {
         /// QuickJS's message.
@@ -315,7 +318,10 @@ fn run_inner(
     if stop.cancelled() {
         return Err(SandboxError::Cancelled);
     }
-    let rt = Runtime::new().map_err(engine_error)?;
+    // The memory budget is kept by the runtime's allocator (see `super::memory`): it sees
+    // every refused allocation, and counts the same bytes whatever the process heap holds.
+    let memory = MemoryBudget::new();
+    let rt = Runtime::new_with_alloc(memory.allocator()).map_err(engine_error)?;
     rt.set_max_stack_size(STACK_LIMIT_BYTES);
     // Bounded work: the interrupt handler goes in before any code is evaluated, so even
     // code that escapes the body's wrapper (`}); for (;;) {} (async () => {`) runs under
@@ -352,14 +358,10 @@ fn run_inner(
     })?;
 
     if let Some(limit) = budgets.memory_limit_bytes {
-        rt.set_memory_limit(usize::try_from(limit).unwrap_or(usize::MAX));
+        memory.set_limit(usize::try_from(limit).unwrap_or(usize::MAX));
     }
     let outcome = ctx.with(|ctx| drive(&ctx, body, path, bridge, budgets, shared, stop));
-    let near_limit = budgets.memory_limit_bytes.is_some_and(|limit| {
-        let used = u64::try_from(rt.memory_usage().malloc_size).unwrap_or(0);
-        used.saturating_add(MEMORY_SLACK_BYTES) >= limit
-    });
-    let memory = || SandboxError::Budget {
+    let out_of_memory = || SandboxError::Budget {
         which: BudgetKind::Memory,
         limit: budgets.memory_limit_bytes.unwrap_or(0),
     };
@@ -375,11 +377,9 @@ fn run_inner(
             which: BudgetKind::Timeout,
             limit: budgets.timeout_ms,
         }),
-        Err(Fail::Memory) => Err(memory()),
-        Err(Fail::NullThrow) if near_limit => Err(memory()),
-        Err(Fail::NullThrow) => Err(SandboxError::Threw {
-            message: "null".to_string(),
-        }),
+        Err(Fail::Memory) => Err(out_of_memory()),
+        Err(Fail::IfOutOfMemory(_)) if memory.refusals() > 0 => Err(out_of_memory()),
+        Err(Fail::IfOutOfMemory(e)) => Err(e),
         Err(Fail::Sandbox(e)) => Err(e),
         Err(Fail::Syntax { message, .. }) => Err(SandboxError::Syntax {
             message,
@@ -489,8 +489,10 @@ fn drive<'js>(
             PromiseState::Resolved => {
                 let text: String = match done.result::<String>() {
                     Some(Ok(t)) => t,
-                    Some(Err(e)) => return Err(Fail::Sandbox(engine_error(e))),
-                    None => return Err(Fail::Sandbox(engine_error("the run did not settle"))),
+                    Some(Err(e)) => return Err(Fail::IfOutOfMemory(engine_error(e))),
+                    None => {
+                        return Err(Fail::IfOutOfMemory(engine_error("the run did not settle")));
+                    }
                 };
                 return serde_json::from_str(&text).map_err(|e| Fail::Sandbox(engine_error(e)));
             }
@@ -510,8 +512,10 @@ fn drive<'js>(
             s.queued_bytes = 0;
             std::mem::take(&mut s.calls)
         };
+        // Nothing left to run and the run's promise pending: the script awaits something that
+        // nothing settles, or QuickJS dropped a promise job it had no memory to enqueue.
         if calls.is_empty() {
-            return Err(Fail::Sandbox(SandboxError::Engine {
+            return Err(Fail::IfOutOfMemory(SandboxError::Engine {
                 message: "the script awaits a promise that nothing settles (the sandbox has no \
                           timers or events)"
                     .to_string(),
@@ -583,17 +587,25 @@ fn classify(err: CaughtError<'_>, compiling: bool, path: &str) -> Fail {
                     message,
                     at: ex.stack().and_then(|s| stack_position(&s, path)),
                 }
+            } else if message.is_empty() {
+                // QuickJS's own errors always have a message unless it had no memory for
+                // the text (its out-of-memory error among them).
+                Fail::IfOutOfMemory(SandboxError::Threw { message })
             } else {
                 Fail::Sandbox(SandboxError::Threw { message })
             }
         }
         CaughtError::Value(v) => {
             if v.is_null() {
-                Fail::NullThrow
+                // QuickJS throws `null` when it has no memory for the error object.
+                Fail::IfOutOfMemory(SandboxError::Threw {
+                    message: "null".to_string(),
+                })
             } else if v.type_of() == rquickjs::Type::Uninitialized {
                 // No script can throw this value: QuickJS failed an allocation without
-                // setting an exception (`normalize`; break-it pass 4, F4).
-                Fail::Memory
+                // setting an exception (`normalize`, an `Error`'s `stack`; break-it pass 4,
+                // F4).
+                Fail::IfOutOfMemory(engine_error("the engine failed without an exception"))
             } else {
                 Fail::Sandbox(SandboxError::Threw {
                     message: value_text(&v),

@@ -17,6 +17,7 @@ mod host;
 pub use engine::{MAX_QUEUED_BYTES, MAX_QUEUED_CALLS};
 pub use host::QuickJsHost;
 mod engine;
+mod memory;
 mod source;
 
 pub use check::{
@@ -86,8 +87,12 @@ pub struct Budgets {
     /// engine's interrupt handler stops JavaScript once it is spent.
     pub timeout_ms: u64,
     /// The QuickJS runtime's memory limit in bytes (`memoryLimitBytes`); `None` is unlimited.
-    /// The limit covers the script's own allocations: it is applied after the sandbox prelude
-    /// (about 100 KB) is set up.
+    /// It bounds the bytes the runtime holds (its 4 KiB arenas of small blocks and its large
+    /// blocks, each rounded up to 8 bytes plus an 8-byte header), counted by the runtime's
+    /// allocator so a script runs out at the same allocation on every run. It is applied
+    /// after the sandbox prelude (about 100 KB) is set up, and counts that too. A run that
+    /// passes it ends with [`SandboxError::Budget`] ([`BudgetKind::Memory`]) however QuickJS
+    /// failed (issue 24).
     pub memory_limit_bytes: Option<u64>,
     /// How many `tools.*` calls one run may make (`maxPtcCalls`); `None` (`null` in
     /// `settings`) is unlimited, `Some(0)` forbids every call.
