@@ -101,6 +101,10 @@ typedef struct {
     int has_named_captures; /* -1 = don't know, 0 = no, 1 = yes */
     void *opaque;
     DynBuf group_names;
+    /* wfx-lsp patch: every named group of the whole pattern (name, '\0', capture
+       index), scanned once at the first forward reference (re_scan_group_names) */
+    DynBuf all_group_names;
+    bool all_group_names_scanned;
     union {
         char error_msg[TMP_BUF_SIZE];
         char tmp_buf[TMP_BUF_SIZE];
@@ -706,6 +710,18 @@ static int re_parse_out_of_memory(REParseState *s)
     return re_parse_error(s, "out of memory");
 }
 
+/* wfx-lsp patch: the compiler polls the interrupt handler (once per term, per
+   alternative and per class item), so compiling a large pattern stops at the caller's
+   deadline like the parser of the script around it. The error message is
+   LRE_ERROR_INTERRUPTED, which js_compile_regexp turns into QuickJS's uncatchable
+   'interrupted' error. */
+static int re_poll_interrupt(REParseState *s)
+{
+    if (lre_check_timeout(s->opaque))
+        return re_parse_error(s, "%s", LRE_ERROR_INTERRUPTED);
+    return 0;
+}
+
 /* If allow_overflow is false, return -1 in case of
    overflow. Otherwise return INT32_MAX. */
 static int parse_digits(const uint8_t **pp, bool allow_overflow)
@@ -1026,6 +1042,8 @@ static int parse_class_string_disjunction(REParseState *s, REStringList *cr,
     
     p++;
     for(;;) {
+        if (re_poll_interrupt(s)) /* wfx-lsp patch: once per string */
+            goto fail;
         str.size = 0;
         while (*p != '}' && *p != '|') {
             c = get_class_atom(s, NULL, &p, true);
@@ -1405,6 +1423,8 @@ static int re_parse_class_set_operand(REParseState *s, REStringList *cr, const u
     int c1;
     const uint8_t *p = *pp;
     
+    if (re_poll_interrupt(s)) /* wfx-lsp patch: once per operand */
+        return -1;
     if (*p == '[') {
         if (re_parse_nested_class(s, cr, pp))
             return -1;
@@ -1450,6 +1470,8 @@ static int re_parse_nested_class(REParseState *s, REStringList *cr, const uint8_
     /* handle unions */
     is_first = true;
     for(;;) {
+        if (re_poll_interrupt(s)) /* wfx-lsp patch: once per class item */
+            goto fail;
         if (*p == ']')
             break;
         if (*p == '[' && s->unicode_sets) {
@@ -1803,6 +1825,90 @@ static bool re_has_named_captures(REParseState *s)
     return s->has_named_captures;
 }
 
+/* wfx-lsp patch: upstream looked a forward named reference (`\k<a>` before any group
+   named `a`) up by rescanning the whole pattern twice (re_parse_captures with a name),
+   so a pattern of n bytes with O(n) forward references compiled in O(n^2) time (a 1 MiB
+   regular-expression literal: minutes, unpolled). The named groups of the whole pattern
+   are now scanned once, at the first forward reference, into s->all_group_names (at
+   most CAPTURE_COUNT_MAX - 1 entries of at most TMP_BUF_SIZE bytes), and every forward
+   reference is looked up there. The scan numbers the groups exactly as the capture count
+   does (re_parse_captures(s, .., NULL, ..)); upstream's named scan also stepped over the
+   character after each '<name>', so a group opening right there was not counted and a
+   forward reference to a later group got the wrong capture index. */
+static int re_scan_group_names(REParseState *s)
+{
+    const uint8_t *p, *p1;
+    int capture_index;
+    char name[TMP_BUF_SIZE];
+
+    s->all_group_names_scanned = true;
+    capture_index = 1;
+    for (p = s->buf_start; p < s->buf_end; p++) {
+        switch (*p) {
+        case '(':
+            if (p[1] == '?') {
+                if (p[2] == '<' && p[3] != '=' && p[3] != '!') {
+                    p1 = p + 3;
+                    if (re_parse_group_name(name, sizeof(name), &p1) == 0) {
+                        dbuf_putstr(&s->all_group_names, name);
+                        dbuf_putc(&s->all_group_names, '\0');
+                        dbuf_putc(&s->all_group_names, capture_index);
+                    }
+                    capture_index++;
+                    if (capture_index >= CAPTURE_COUNT_MAX)
+                        goto done;
+                }
+            } else {
+                capture_index++;
+                if (capture_index >= CAPTURE_COUNT_MAX)
+                    goto done;
+            }
+            break;
+        case '\\':
+            p++;
+            break;
+        case '[':
+            for (p += 1 + (*p == ']'); p < s->buf_end && *p != ']'; p++) {
+                if (*p == '\\')
+                    p++;
+            }
+            break;
+        }
+    }
+ done:
+    if (dbuf_error(&s->all_group_names))
+        return re_parse_out_of_memory(s);
+    return 0;
+}
+
+/* wfx-lsp patch: the number of groups named 'name' in the whole pattern (-1 on a failed
+   allocation); with emit_group_index, their capture indexes are emitted. */
+static int find_group_name_in_pattern(REParseState *s, const char *name,
+                                      bool emit_group_index)
+{
+    const char *p, *buf_end;
+    size_t len;
+    int n;
+
+    if (!s->all_group_names_scanned && re_scan_group_names(s))
+        return -1;
+    p = (char *)s->all_group_names.buf;
+    if (!p)
+        return 0;
+    buf_end = (char *)s->all_group_names.buf + s->all_group_names.size;
+    n = 0;
+    while (p < buf_end) {
+        len = strlen(p);
+        if (strcmp(name, p) == 0) {
+            if (emit_group_index)
+                dbuf_putc(&s->byte_code, (uint8_t)p[len + 1]);
+            n++;
+        }
+        p += len + 2;
+    }
+    return n;
+}
+
 static int find_group_name(REParseState *s, const char *name, bool emit_group_index)
 {
     const char *p, *buf_end;
@@ -1900,6 +2006,8 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
        still be NULL: stop before computing positions inside it */
     if (dbuf_error(&s->byte_code))
         return re_parse_out_of_memory(s);
+    if (re_poll_interrupt(s)) /* wfx-lsp patch: once per term */
+        return -1;
 
     last_atom_start = -1;
     last_capture_count = 0;
@@ -2093,7 +2201,7 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
         case 'k':
             {
                 const uint8_t *p1;
-                int dummy_res, n;
+                int n;
                 bool is_forward;
                 
                 p1 = p;
@@ -2118,8 +2226,10 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
                 n = find_group_name(s, s->u.tmp_buf, false);
                 if (n == 0) {
                     /* no capture name parsed before, try to look
-                       after (inefficient, but hopefully not common */
-                    n = re_parse_captures(s, &dummy_res, s->u.tmp_buf, false);
+                       after (wfx-lsp patch: in the names scanned once) */
+                    n = find_group_name_in_pattern(s, s->u.tmp_buf, false);
+                    if (n < 0)
+                        return -1;
                     if (n == 0) {
                         if (s->is_unicode || re_has_named_captures(s))
                             return re_parse_error(s, "group name not defined");
@@ -2134,7 +2244,7 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
                 /* emit back references to all the captures indexes matching the group name */
                 re_emit_op_u8(s, REOP_back_reference + 2 * is_backward_dir + s->ignore_case, n);
                 if (is_forward) {
-                    re_parse_captures(s, &dummy_res, s->u.tmp_buf, true);
+                    find_group_name_in_pattern(s, s->u.tmp_buf, true);
                 } else {
                     find_group_name(s, s->u.tmp_buf, true);
                 }
@@ -2421,13 +2531,36 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
     return re_parse_out_of_memory(s);
 }
 
+/* wfx-lsp patch: reverses the bytes buf[a, b). */
+static void re_reverse_bytes(uint8_t *buf, size_t a, size_t b)
+{
+    uint8_t t;
+    while (a + 1 < b) {
+        b--;
+        t = buf[a];
+        buf[a] = buf[b];
+        buf[b] = t;
+        a++;
+    }
+}
+
+/* wfx-lsp patch: in backward direction (a lookbehind) the terms of an alternative are
+   emitted in reverse order. Upstream moved every parsed term to the front of the
+   alternative (a memmove of everything parsed so far): O(n^2) for an alternative of n
+   terms (a lookbehind of 1 MiB of literal characters: minutes, unpolled). The terms are
+   now emitted in order and their offsets recorded; at the end the alternative's bytes are
+   reversed, then each term's bytes again (linear). A term's byte code is position
+   independent (its jumps are relative and stay inside it), as the upstream move assumed. */
 static int re_parse_alternative(REParseState *s, bool is_backward_dir)
 {
     const uint8_t *p;
     int ret;
-    size_t start, term_start, end, term_size;
+    size_t start, term_start, term_end, end, i, n_terms;
+    DynBuf term_starts; /* backward direction: the start of each term (size_t) */
 
     start = s->byte_code.size;
+    dbuf_init2(&term_starts, s->opaque, lre_realloc);
+    ret = 0;
     for(;;) {
         p = s->buf_ptr;
         if (p >= s->buf_end)
@@ -2435,29 +2568,50 @@ static int re_parse_alternative(REParseState *s, bool is_backward_dir)
         if (*p == '|' || *p == ')')
             break;
         term_start = s->byte_code.size;
+        if (is_backward_dir &&
+            dbuf_put(&term_starts, (const uint8_t *)&term_start, sizeof(term_start))) {
+            ret = re_parse_out_of_memory(s);
+            goto done;
+        }
         ret = re_parse_term(s, is_backward_dir);
         if (ret)
-            return ret;
-        if (is_backward_dir) {
-            /* reverse the order of the terms (XXX: inefficient, but
-               speed is not really critical here) */
-            end = s->byte_code.size;
-            term_size = end - term_start;
-            if (dbuf_claim(&s->byte_code, term_size))
-                return re_parse_out_of_memory(s);
-            memmove(s->byte_code.buf + start + term_size,
-                    s->byte_code.buf + start,
-                    end - start);
-            memcpy(s->byte_code.buf + start, s->byte_code.buf + end,
-                   term_size);
+            goto done;
+    }
+    if (is_backward_dir) {
+        if (dbuf_error(&s->byte_code)) {
+            ret = re_parse_out_of_memory(s);
+            goto done;
+        }
+        end = s->byte_code.size;
+        n_terms = term_starts.size / sizeof(size_t);
+        re_reverse_bytes(s->byte_code.buf, start, end);
+        for (i = 0; i < n_terms; i++) {
+            memcpy(&term_start, term_starts.buf + i * sizeof(size_t), sizeof(size_t));
+            if (i + 1 < n_terms)
+                memcpy(&term_end, term_starts.buf + (i + 1) * sizeof(size_t),
+                       sizeof(size_t));
+            else
+                term_end = end;
+            /* the term [term_start, term_end) now lies, reversed, at the mirror position */
+            re_reverse_bytes(s->byte_code.buf, start + end - term_end,
+                             start + end - term_start);
         }
     }
-    return 0;
+ done:
+    dbuf_free(&term_starts);
+    return ret;
 }
 
+/* wfx-lsp patch: upstream inserted each alternative's split at the start of the whole
+   disjunction (a memmove of everything parsed so far): O(n^2) for n alternatives
+   (`a|a|...` of 1 MiB: minutes, unpolled), and left-nested splits that pushed n - 1
+   backtrack states before trying the first alternative. Each split is now inserted
+   before its own alternative only (a memmove of that alternative), giving
+   `split L1; A; goto END; L1: split L2; B; goto END; L2: C; END:` (the same ordered
+   choice), and the gotos to END are chained through their operands until END is known. */
 static int re_parse_disjunction(REParseState *s, bool is_backward_dir)
 {
-    int start, len, pos;
+    int start, len, pos, next, end;
 
     if (lre_check_stack_overflow(s->opaque, 0))
         return re_parse_error(s, "stack overflow");
@@ -2465,19 +2619,24 @@ static int re_parse_disjunction(REParseState *s, bool is_backward_dir)
     start = s->byte_code.size;
     if (re_parse_alternative(s, is_backward_dir))
         return -1;
+    pos = 0; /* the last goto to END (the offset of its operand), 0 if none */
     while (*s->buf_ptr == '|') {
         s->buf_ptr++;
+        if (re_poll_interrupt(s))
+            return -1;
 
         len = s->byte_code.size - start;
 
-        /* insert a split before the first alternative */
+        /* insert a split before the alternative just parsed */
         if (dbuf_insert(&s->byte_code, start, 5)) {
             return re_parse_out_of_memory(s);
         }
         s->byte_code.buf[start] = REOP_split_next_first;
         put_u32(s->byte_code.buf + start + 1, len + 5);
 
-        pos = re_emit_op_u32(s, REOP_goto, 0);
+        /* its operand links to the previous goto until END is known */
+        pos = re_emit_op_u32(s, REOP_goto, pos);
+        start = s->byte_code.size;
 
         if (re_has_named_captures(s) && s->group_name_scope == GROUP_NAME_SCOPE_MAX)
             return re_parse_error(s, "too many named groups");
@@ -2486,13 +2645,15 @@ static int re_parse_disjunction(REParseState *s, bool is_backward_dir)
 
         if (re_parse_alternative(s, is_backward_dir))
             return -1;
-
-        /* patch the goto ('pos' is only valid if the placeholder for the
-           offset could be emitted) */
-        if (dbuf_error(&s->byte_code))
-            return re_parse_out_of_memory(s);
-        len = s->byte_code.size - (pos + 4);
-        put_u32(s->byte_code.buf + pos, len);
+    }
+    /* patch the gotos ('pos' is only valid if every placeholder could be emitted) */
+    if (dbuf_error(&s->byte_code))
+        return re_parse_out_of_memory(s);
+    end = s->byte_code.size;
+    while (pos != 0) {
+        next = get_u32(s->byte_code.buf + pos);
+        put_u32(s->byte_code.buf + pos, end - (pos + 4));
+        pos = next;
     }
     return 0;
 }
@@ -2603,6 +2764,7 @@ uint8_t *lre_compile(int *plen, char *error_msg, int error_msg_size,
 
     dbuf_init2(&s->byte_code, opaque, lre_bytecode_realloc);
     dbuf_init2(&s->group_names, opaque, lre_realloc);
+    dbuf_init2(&s->all_group_names, opaque, lre_realloc); /* wfx-lsp patch */
 
     dbuf_put_u16(&s->byte_code, re_flags); /* first element is the flags */
     dbuf_putc(&s->byte_code, 0); /* second element is the number of captures */
@@ -2624,6 +2786,7 @@ uint8_t *lre_compile(int *plen, char *error_msg, int error_msg_size,
     error:
         dbuf_free(&s->byte_code);
         dbuf_free(&s->group_names);
+        dbuf_free(&s->all_group_names); /* wfx-lsp patch */
         js__pstrcpy(error_msg, error_msg_size, s->u.error_msg);
         *plen = 0;
         return NULL;
@@ -2664,6 +2827,7 @@ uint8_t *lre_compile(int *plen, char *error_msg, int error_msg_size,
                 lre_get_flags(s->byte_code.buf) | LRE_FLAG_NAMED_GROUPS);
     }
     dbuf_free(&s->group_names);
+    dbuf_free(&s->all_group_names); /* wfx-lsp patch */
 
 #ifdef DUMP_REOP
     lre_dump_bytecode(s->byte_code.buf, s->byte_code.size);

@@ -47,6 +47,9 @@ extern "C" {
 #define LRE_RET_TIMEOUT        (-2)
 #define LRE_RET_BYTECODE_ERROR (-3)
 
+/* wfx-lsp patch: the error message of an lre_compile() stopped by lre_check_timeout() */
+#define LRE_ERROR_INTERRUPTED "interrupted"
+
 /* trailer length after the group name including the trailing '\0' */
 #define LRE_GROUP_NAME_TRAILER_LEN 2
 

@@ -13705,6 +13705,13 @@ static JSValue js_bigint_to_string1(JSContext *ctx, JSValueConst val, int radix)
             radix_base = js_radix_base_table[radix - 2];
             len = r->len;
             for(;;) {
+                /* wfx-lsp patch: one division of the whole number per output limb, O(n^2)
+                   (1 Mibit in radix 3 or 10: 2.7 s unpolled): poll once per division */
+                if (js_poll_interrupts(ctx)) {
+                    js_free(ctx, tmp);
+                    js_free(ctx, buf);
+                    return JS_EXCEPTION;
+                }
                 /* remove leading zero limbs */
                 while (len > 1 && r->tab[len - 1] == 0)
                     len--;
@@ -23749,6 +23756,10 @@ static __exception int json_next_token(JSParseState *s)
         JS_ThrowStackOverflow(s->ctx);
         return -1;
     }
+    /* wfx-lsp patch: JSON.parse polls at every token, like the parser (next_token): 2^24
+       duplicate keys (96 MiB of text, no memory kept) parsed for seconds unpolled */
+    if (js_poll_interrupts(s->ctx))
+        return -1;
 
     json_free_token(s, &s->token);
 
@@ -44102,6 +44113,10 @@ static JSValue js_array_join(JSContext *ctx, JSValueConst this_val,
     string_buffer_init(ctx, b, 0);
 
     for(i = 0; i < n; i++) {
+        /* wfx-lsp patch: poll once per element (a fast array's elements are read
+           unpolled and each number is converted to text: 2^23 numbers, 1.5 s unpolled) */
+        if (js_poll_interrupts(ctx))
+            goto fail;
         if (i > 0) {
             if (c >= 0) {
                 string_buffer_putc8(b, c);
@@ -47785,6 +47800,11 @@ static JSValue js_string_replace(JSContext *ctx, JSValueConst this_val,
     endOfLastMatch = 0;
     is_first = true;
     for(;;) {
+        /* wfx-lsp patch: poll once per match (string_indexof polls only between
+           candidates, and an empty pattern calls it not at all: `replaceAll('', …)` or
+           `replaceAll('a', …)` over 2^25 characters, 1.4 s unpolled) */
+        if (js_poll_interrupts(ctx))
+            goto exception;
         if (unlikely(searchp->len == 0)) {
             if (is_first)
                 pos = 0;
@@ -49285,6 +49305,12 @@ static JSValue js_compile_regexp(JSContext *ctx, JSValueConst pattern,
                                   sizeof(error_msg), str, len, re_flags, ctx);
     JS_FreeCString(ctx, str);
     if (!re_bytecode_buf) {
+        /* wfx-lsp patch: a compile stopped by the interrupt handler (libregexp polls it)
+           is QuickJS's uncatchable 'interrupted' error, not a catchable SyntaxError */
+        if (!strcmp(error_msg, LRE_ERROR_INTERRUPTED)) {
+            JS_ThrowInterrupted(ctx);
+            return JS_EXCEPTION;
+        }
         JS_ThrowSyntaxError(ctx, "%s", error_msg);
         return JS_EXCEPTION;
     }
@@ -51577,6 +51603,10 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
         JS_ThrowStackOverflow(ctx);
         goto exception;
     }
+    /* wfx-lsp patch: poll once per value (a fast array's elements are read unpolled:
+       2^23 numbers, 2.3 s unpolled) */
+    if (js_poll_interrupts(ctx))
+        goto exception;
 
     if (JS_IsObject(val)) {
         p = JS_VALUE_GET_OBJ(val);
@@ -61022,6 +61052,10 @@ static JSValue js_typed_array_join(JSContext *ctx, JSValueConst this_val,
 
     /* XXX: optimize with direct access */
     for(i = 0; i < len; i++) {
+        /* wfx-lsp patch: poll once per element (2^23 numbers, each converted to text,
+           1.9 s unpolled) */
+        if (js_poll_interrupts(ctx))
+            goto fail;
         if (i > 0) {
             if (c >= 0) {
                 if (string_buffer_putc8(b, c))
