@@ -21,7 +21,7 @@
 //! - A seed path under `workflows/…` is allowed: it is no zone of FORMAT §B.8 (UNCONFIRMED
 //!   whether the reference refuses it), so it falls in the `run` zone.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::check::WorkflowInfo;
 use crate::diagnostics::{self, Diagnostic};
@@ -47,6 +47,17 @@ pub struct CaseContext<'a> {
     /// True when the document rules found no error (the reference's document-level checks
     /// run only then).
     pub document_parses: bool,
+}
+
+/// Who reads a variable name (`WFX314`'s related site).
+#[derive(Clone, Copy)]
+enum Reader<'a> {
+    /// A `variables` step's `expect`.
+    Asserted,
+    /// The `requires` of this trigger.
+    Trigger(&'a str),
+    /// The `requires` of this state.
+    State(&'a str),
 }
 
 /// The zone a session path falls in when it is seeded (FORMAT §B.8 `classifyWorkspacePath`).
@@ -418,42 +429,35 @@ impl Cx<'_, '_> {
             .flatten()
             .map(|(name, _)| (name.value, name.range))
             .collect();
-        // Names something reads, each with where (the first site), in the order a
-        // suggestion prefers them: the case's assertions, then the workflow's requirements.
-        let mut read: Vec<(&str, &str, TextRange, String)> = Vec::new();
-        let mut known: HashSet<&str> = HashSet::new();
-        for (name, range) in &expects {
-            if known.insert(name.as_str()) {
-                read.push((
-                    name.as_str(),
-                    self.file,
-                    *range,
-                    format!("`{name}` is asserted here"),
-                ));
-            }
-        }
-        for t in self.wf.triggers() {
-            for e in &t.requires {
-                if known.insert(e.name.value.as_str()) {
-                    read.push((
-                        e.name.value.as_str(),
-                        &self.info.path,
-                        e.name.range,
-                        format!("`{}` is required by trigger `{}`", e.name.value, t.id.value),
-                    ));
-                }
-            }
-        }
-        for st in &self.wf.states {
-            for r in &st.requires {
-                if known.insert(r.value.as_str()) {
-                    read.push((
-                        r.value.as_str(),
-                        &self.info.path,
-                        r.range,
-                        format!("`{}` is required by state `{}`", r.value, st.slug.value),
-                    ));
-                }
+        // Names something reads, each with where (the first site) and who reads it, in the
+        // order a suggestion prefers them: the case's assertions, then the workflow's
+        // requirements. `known` maps a name to its entry.
+        let asserted = expects
+            .iter()
+            .map(|(name, range)| (name.as_str(), self.file, *range, Reader::Asserted));
+        let by_triggers = self.wf.triggers().flat_map(|t| {
+            t.requires.iter().map(|e| {
+                let by = Reader::Trigger(t.id.value.as_str());
+                (
+                    e.name.value.as_str(),
+                    self.info.path.as_str(),
+                    e.name.range,
+                    by,
+                )
+            })
+        });
+        let by_states = self.wf.states.iter().flat_map(|st| {
+            st.requires.iter().map(|r| {
+                let by = Reader::State(st.slug.value.as_str());
+                (r.value.as_str(), self.info.path.as_str(), r.range, by)
+            })
+        });
+        let mut read: Vec<(&str, &str, TextRange, Reader<'_>)> = Vec::new();
+        let mut known: HashMap<&str, usize> = HashMap::new();
+        for entry in asserted.chain(by_triggers).chain(by_states) {
+            if let std::collections::hash_map::Entry::Vacant(v) = known.entry(entry.0) {
+                v.insert(read.len());
+                read.push(entry);
             }
         }
         let candidates: Vec<&str> = read
@@ -469,7 +473,7 @@ impl Cx<'_, '_> {
         let mut reported: HashSet<&str> = HashSet::new();
         for (key, _) in &case.variables {
             let name = key.value.as_str();
-            if matches!(name, "trigger" | "title") || known.contains(name) {
+            if matches!(name, "trigger" | "title") || known.contains_key(name) {
                 continue;
             }
             let Some(near) = did_you_mean(name, candidates.iter().copied()) else {
@@ -485,8 +489,13 @@ impl Cx<'_, '_> {
             if words.contains(name) || !reported.insert(name) {
                 continue;
             }
-            let Some((_, file, range, why)) = read.iter().find(|(n, ..)| *n == near) else {
+            let Some((_, file, range, by)) = known.get(near).and_then(|&i| read.get(i)) else {
                 continue;
+            };
+            let why = match by {
+                Reader::Asserted => format!("`{near}` is asserted here"),
+                Reader::Trigger(id) => format!("`{near}` is required by trigger `{id}`"),
+                Reader::State(slug) => format!("`{near}` is required by state `{slug}`"),
             };
             diagnostics::push_bounded(
                 out,
@@ -499,7 +508,7 @@ impl Cx<'_, '_> {
                         self.slug()
                     ),
                 )
-                .with_related(*file, *range, why.clone())
+                .with_related(*file, *range, why)
                 .with_fix(format!("rename the seed to `{near}`"), key.range, yaml_scalar(near)),
             );
         }
