@@ -705,24 +705,60 @@ exports.run = async function run() {
       return got;
     });
     // the case's full transcript: the verdict lens's command (wfx.showTranscript) opens it as a Markdown document
-    // beside the case; it names the reason, with the step numbered from 1
+    // beside the case; it names the reason, with the step numbered from 1.
+    // Every wait is on a condition, never a delay or a race: the case's editor is active before its lens runs; the
+    // transcript looked for is the one whose title line names this case; afterwards that transcript is reverted and
+    // closed, then the case's editor is closed, each close awaited until the editor is gone, so every case starts from
+    // the layout the check found. The transcript is an untitled document with content, so it is reverted before it is
+    // closed (no save prompt). This check used to close the other editor groups after each case instead, which
+    // depends on which group has focus at that moment and on closing that untitled document; once it left the
+    // previous case's transcript as the visible Markdown editor and the next one never appeared.
     await check('evidence_transcript', async () => {
       const got = {};
+      const transcriptEditors = () => vscode.window.visibleTextEditors.filter((e) => e.document.languageId === 'markdown'
+        && e.document.getText().startsWith('# Transcript of'));
+      const closeTranscripts = async () => {
+        for (const ed of transcriptEditors()) {
+          await vscode.window.showTextDocument(ed.document, { viewColumn: ed.viewColumn, preserveFocus: false });
+          await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+        }
+        return waitFor(() => transcriptEditors().length === 0, 10000, 100);
+      };
+      const closeCase = async (doc) => {
+        const shownIn = () => vscode.window.visibleTextEditors.find((e) => e.document === doc);
+        const ed = shownIn();
+        if (ed) {
+          await vscode.window.showTextDocument(doc, { viewColumn: ed.viewColumn, preserveFocus: false });
+          await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+        }
+        return waitFor(() => !shownIn(), 10000, 100);
+      };
       for (const [id, reason] of EVIDENCE) {
-        const doc = await open(`workflows/pay/tests/${id}.test.yaml`);
+        const name = `${id}.test.yaml`;
+        if (!(await closeTranscripts())) {
+          got[id] = `a transcript is still open before the case: ${JSON.stringify(transcriptEditors().map((e) => e.document.getText().slice(0, 120)))}`;
+          continue;
+        }
+        const doc = await open(`workflows/pay/tests/${name}`);
+        await waitFor(() => vscode.window.activeTextEditor && vscode.window.activeTextEditor.document === doc, 10000, 100);
         let lens;
         await waitFor(async () => {
           const lenses = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', doc.uri, 50)) || [];
           lens = lenses.find((l) => l.command && l.command.command === 'wfx.showTranscript');
           return lens;
         }, 10000, 300);
-        if (!lens) { got[id] = 'no verdict lens with wfx.showTranscript'; continue; }
-        await vscode.commands.executeCommand(lens.command.command, ...(lens.command.arguments || []));
-        const shown = await waitFor(() => vscode.window.visibleTextEditors.map((e) => e.document)
-          .find((d) => d.languageId === 'markdown' && d.getText().includes('# Transcript of') && d.getText().includes(reason)), 10000, 200);
-        got[id] = shown && shown.getText().includes('**step 1**') ? 'shown'
-          : `missing; open: ${JSON.stringify(vscode.window.visibleTextEditors.map((e) => e.document.getText().slice(0, 120)))}`;
-        await vscode.commands.executeCommand('workbench.action.closeEditorsInOtherGroups');
+        if (lens) {
+          await vscode.commands.executeCommand(lens.command.command, ...(lens.command.arguments || []));
+          // this case's transcript: its title line names the case file, and it holds the reason
+          const shown = await waitFor(() => transcriptEditors().map((e) => e.document).find((d) =>
+            d.getText().split('\n', 1)[0].includes(name) && d.getText().includes(reason)), 10000, 200);
+          got[id] = shown && shown.getText().includes('**step 1**') ? 'shown'
+            : `missing; open: ${JSON.stringify(vscode.window.visibleTextEditors.map((e) => e.document.getText().slice(0, 120)))}`;
+        } else {
+          got[id] = 'no verdict lens with wfx.showTranscript';
+        }
+        await closeTranscripts();
+        await closeCase(doc);
       }
       const missing = Object.entries(got).filter(([, v]) => v !== 'shown');
       assert.ok(missing.length === 0, JSON.stringify(missing));
