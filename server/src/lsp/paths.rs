@@ -45,9 +45,66 @@ pub fn uri_of(root: &Path, rel: &str) -> Option<Uri> {
     Uri::from_file_path(join(root, rel))
 }
 
-/// The file path of a `file:` URI.
+/// The normalised absolute path of a `file:` URI: the one way a URI becomes a path (document
+/// URIs in every request and notification, workspace folders, `rootUri`), so the
+/// confinement check against the workspace folders (docs/security.md §1) and the
+/// workflow folder derived from the path both see the file the URI names.
+///
+/// In order: the scheme must be `file` and the authority empty or `localhost`; the path is
+/// percent-decoded (so `%2e%2e` and `..%2f` become `..` and `../`); it must be UTF-8,
+/// free of NUL and absolute; then `.` and empty segments are dropped and each `..`
+/// removes the segment before it (at `/` it stays at `/`), lexically. Symbolic links are
+/// not resolved here: every read goes through the confined layer (`DiskFiles`) rooted at a
+/// workspace folder, which resolves them, and a workflow folder reached through a link
+/// leaving its workspace folder is treated as outside (`Server::inside_workspace`).
+///
+/// `None` for any other URI (such a document gets no location, so nothing is checked or
+/// read for it). Example: `file:///ws/workflows/a/tests/../../../../out/x.yaml` →
+/// `/out/x.yaml`.
 pub fn file_path(uri: &Uri) -> Option<PathBuf> {
-    uri.to_file_path().map(|p| p.into_owned())
+    if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
+        return None;
+    }
+    #[cfg(not(windows))]
+    {
+        if let Some(auth) = uri.authority() {
+            let host = auth.host();
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return None;
+            }
+        }
+        let decoded = uri.path().decode().to_string().ok()?;
+        if decoded.contains('\0') {
+            return None;
+        }
+        normalise(Path::new(decoded.as_ref()))
+    }
+    #[cfg(windows)]
+    {
+        // Drive letters and `server:` authorities: the type's own conversion (which
+        // percent-decodes), then the same normalisation.
+        normalise(&uri.to_file_path()?)
+    }
+}
+
+/// `p` with `.`, empty and `..` segments resolved lexically (see [`file_path`]); `None`
+/// unless `p` is absolute.
+pub fn normalise(p: &Path) -> Option<PathBuf> {
+    if !p.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(c),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `pop` keeps the root: `/..` is `/`.
+                out.pop();
+            }
+        }
+    }
+    Some(out)
 }
 
 /// Where a file URI sits (see the module doc); `None` for non-file URIs.
@@ -131,5 +188,49 @@ mod tests {
             (Path::new("/tmp"), "other.yaml")
         );
         assert_eq!(absolute(&l), PathBuf::from("/tmp/other.yaml"));
+    }
+
+    /// Confinement (docs/security.md §1, attack pass 5 F4): every spelling of `..` in a
+    /// URI is decoded and resolved before the path is compared with the workspace folders.
+    #[cfg(unix)]
+    #[test]
+    fn uris_are_decoded_then_normalised() {
+        let path = |s: &str| file_path(&s.parse::<Uri>().unwrap());
+        let out = Some(PathBuf::from("/out/workflows/s/tests/c.test.yaml"));
+        for s in [
+            "file:///ws/workflows/a/tests/../../../../out/workflows/s/tests/c.test.yaml",
+            "file:///ws/workflows/a/tests/%2e%2e/%2E%2E/%2e./.%2e/out/workflows/s/tests/c.test.yaml",
+            "file:///ws/workflows/a/tests/..%2f..%2F../../out/workflows/s/tests/c.test.yaml",
+            "file:///ws/workflows/a/tests//..//..//..//..//out//workflows/s/./tests/c.test.yaml",
+            "file://localhost/../../out/workflows/s/tests/c.test.yaml",
+        ] {
+            assert_eq!(path(s), out, "{s}");
+        }
+        assert_eq!(
+            path("file:///ws/a%20b.yaml"),
+            Some(PathBuf::from("/ws/a b.yaml"))
+        );
+        // Not a local file: no path, so nothing is located or read.
+        for s in [
+            "untitled:workflows/a/workflow.yaml",
+            "file://host/ws/a.yaml",
+            "file:///ws/%ff.yaml",
+            "file:///ws/a%00b.yaml",
+            "file:relative/a.yaml",
+        ] {
+            assert_eq!(path(s), None, "{s}");
+        }
+        let roots = vec![PathBuf::from("/ws")];
+        let l = locate(
+            &"file:///ws/workflows/a/tests/%2e%2e/%2e%2e/%2e%2e/%2e%2e/out/workflows/s/tests/c.test.yaml"
+                .parse::<Uri>()
+                .unwrap(),
+            &roots,
+        )
+        .unwrap();
+        assert_eq!(
+            (l.root.as_path(), l.rel.as_str()),
+            (Path::new("/out"), "workflows/s/tests/c.test.yaml")
+        );
     }
 }

@@ -550,9 +550,15 @@ impl Server {
         }
     }
 
-    /// True when `root` is, or lies below, one of the session's workspace folders.
+    /// True when `root` (a normalised path, `paths::file_path`) is, or lies below, one of
+    /// the session's workspace folders, and is not reached through a symbolic link that
+    /// leaves that folder (a workflow folder `<ws>/sub/workflows/x` with `sub -> /elsewhere`
+    /// would otherwise root the disk layer outside): confinement, docs/security.md §1.
     fn inside_workspace(&self, root: &Path) -> bool {
-        self.session().roots.iter().any(|r| root.starts_with(r))
+        self.session().roots.iter().any(|r| {
+            root.starts_with(r)
+                && (root == r.as_path() || !wfx_runner::disk::root_escapes_through_link(r, root))
+        })
     }
 
     fn ctx(&self, uri: &Uri) -> Option<Ctx> {
