@@ -4,8 +4,9 @@
 //! converted here, once, to byte offsets by walking the text in step with the events, so
 //! no `Marker` leaves this module. Scalars are resolved with the YAML 1.2 core schema (the
 //! reference's `yaml` package default). The builder is iterative and bounded: nesting
-//! deeper than [`MAX_DEPTH`] and alias expansion beyond [`MAX_ALIAS_NODES`] are reported as
-//! issues instead of recursing or allocating without limit. It never panics.
+//! deeper than [`MAX_DEPTH`] and copies for anchors and aliases beyond [`MAX_ALIAS_NODES`]
+//! nodes or [`MAX_ALIAS_BYTES`] bytes are reported as issues instead of recursing or
+//! allocating without limit. It never panics.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -18,10 +19,22 @@ use crate::text::TextRange;
 /// [`YamlIssueKind::TooDeep`] issue.
 pub const MAX_DEPTH: usize = 256;
 
-/// Most nodes alias expansion may create in one stream before aliases stop expanding
-/// ([`YamlIssueKind::AliasExpansion`]): our own backstop against "billion laughs" alias
-/// bombs, above what [`MAX_ALIAS_COUNT`] lets through in any real file.
+/// Most nodes the builder may copy in one stream for anchors (the anchored node is kept
+/// for its aliases) and alias expansions (each alias is a copy of its anchor's node)
+/// before it stops ([`YamlIssueKind::AliasExpansion`]): our own backstop against "billion
+/// laughs" alias bombs, above what [`MAX_ALIAS_COUNT`] lets through in any real file.
+/// Charged before the copy is made, like [`MAX_ALIAS_BYTES`].
 pub const MAX_ALIAS_NODES: usize = 200_000;
+
+/// Most bytes of string scalars (values and keys, as resolved) the builder may copy in one
+/// stream for anchors and alias expansions (8 MiB, [`MAX_BYTES`]: copies may at most
+/// double what the largest file holds, as the passes after the parse copy the tree again
+/// several times, 82 MB for 16 MiB of copies in `check`); the next copy is
+/// refused with [`YamlIssueKind::AliasExpansion`] before it is made and the alias becomes
+/// `null`. [`MAX_ALIAS_COUNT`] counts uses, not size: one 7.9 MB scalar aliased 99 times
+/// is within the reference's count and would be 790 MB of tree, more in the passes that
+/// walk it. Bounded memory (docs/security.md, alias bombs).
+pub const MAX_ALIAS_BYTES: usize = MAX_BYTES;
 
 /// The reference library's `maxAliasCount` (`yaml` 2.9.1 default, FORMAT "The YAML
 /// library"): an alias whose anchor's use count times the anchor's alias weight exceeds
@@ -246,7 +259,7 @@ pub enum YamlIssueKind {
     /// Collections nested deeper than [`MAX_DEPTH`].
     TooDeep,
     /// Aliases used more than the reference's library allows ([`MAX_ALIAS_COUNT`]), or
-    /// expansion stopped at [`MAX_ALIAS_NODES`].
+    /// copies for anchors and aliases stopped at [`MAX_ALIAS_NODES`] or [`MAX_ALIAS_BYTES`].
     AliasExpansion,
     /// A mapping key that is a sequence or a mapping.
     ComplexKey,
@@ -355,12 +368,90 @@ struct Weight {
 }
 
 /// An anchored node and the library's bookkeeping for it (`anchors` in its `toJS` context):
-/// how often it was aliased, and its alias weight, fixed at its first use.
+/// how often it was aliased, and its alias weight, fixed at its first use; `size`, what one
+/// copy of `node` costs, measured once when the anchor is defined.
 struct Anchored {
     node: Node,
     weight: Weight,
     count: usize,
     alias_count: Option<usize>,
+    size: Size,
+}
+
+/// The size of a subtree: its nodes, and the bytes of its string scalars (keys included).
+#[derive(Clone, Copy, Default)]
+struct Size {
+    nodes: usize,
+    bytes: usize,
+}
+
+/// What the builder has copied in one stream for anchors and aliases, against
+/// [`MAX_ALIAS_NODES`] and [`MAX_ALIAS_BYTES`]. Once a copy is refused, `spent` stays set:
+/// no later anchor is kept or measured (so measuring costs at most the bounds), later
+/// aliases become `null`, and the document already holds the issue.
+#[derive(Default)]
+struct Copies {
+    copied: Size,
+    spent: bool,
+}
+
+impl Copies {
+    /// Charges one copy of `size` before it is made; `Err(message)` (nothing charged, and
+    /// `spent` set) when it would pass either bound.
+    fn charge(&mut self, size: Size) -> Result<(), String> {
+        let nodes = self.copied.nodes.saturating_add(size.nodes);
+        let bytes = self.copied.bytes.saturating_add(size.bytes);
+        if self.spent || nodes > MAX_ALIAS_NODES || bytes > MAX_ALIAS_BYTES {
+            self.spent = true;
+            return Err(format!(
+                "anchors and aliases copy more than {MAX_ALIAS_NODES} nodes or {} MiB of text; expansion stopped here (an alias bomb?)",
+                MAX_ALIAS_BYTES / (1024 * 1024)
+            ));
+        }
+        self.copied = Size { nodes, bytes };
+        Ok(())
+    }
+
+    /// Keeps a copy of `node`, anchored as `id`, for its aliases (`weight`: the library's
+    /// bookkeeping of its content), once charged. `Err(message)` when the copy is refused;
+    /// `Ok` without keeping it when an earlier copy was refused (already reported).
+    fn anchor(
+        &mut self,
+        anchors: &mut BTreeMap<usize, Anchored>,
+        id: usize,
+        node: &Node,
+        weight: Weight,
+    ) -> Result<(), String> {
+        if self.spent {
+            return Ok(());
+        }
+        let size = size_of(node);
+        self.charge(size)?;
+        anchors.insert(
+            id,
+            Anchored {
+                node: node.clone(),
+                weight,
+                count: 1,
+                alias_count: None,
+                size,
+            },
+        );
+        Ok(())
+    }
+}
+
+/// Reports a copy refused by an alias bound, once per stream (`reported`).
+fn report_alias_bound(out: &mut Parsed, reported: &mut bool, range: TextRange, message: String) {
+    if !*reported {
+        out.issues.push(YamlIssue {
+            kind: YamlIssueKind::AliasExpansion,
+            range,
+            message,
+            related: None,
+        });
+        *reported = true;
+    }
 }
 
 enum Frame {
@@ -821,7 +912,7 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
     let mut offsets = OffsetMap::new(text);
     let mut stack: Vec<Frame> = Vec::new();
     let mut anchors: BTreeMap<usize, Anchored> = BTreeMap::new();
-    let mut alias_nodes = 0usize;
+    let mut copies = Copies::default();
     let mut alias_reported = false;
     // Depth beyond MAX_DEPTH: count of collections being skipped.
     let mut skip_depth = 0usize;
@@ -912,33 +1003,18 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     AliasUse::TooMany(count, weight) => Err(Some(format!(
                         "this alias brings its anchor to {count} uses (the definition included) of content weighing {weight}: more than the {MAX_ALIAS_COUNT} alias expansions the reference's YAML library allows (an alias bomb?)"
                     ))),
-                    AliasUse::Ok(target) => {
-                        let count = count_nodes(target);
-                        if alias_nodes + count > MAX_ALIAS_NODES {
-                            Err(Some(format!(
-                                "aliases expand to more than {MAX_ALIAS_NODES} nodes; expansion stopped here (an alias bomb?)"
-                            )))
-                        } else {
-                            alias_nodes += count;
-                            let mut n = target.clone();
-                            n.range = range;
-                            Ok(n)
-                        }
-                    }
+                    // Charged before the copy is made.
+                    AliasUse::Ok(target, size) => copies.charge(size).map_err(Some).map(|()| {
+                        let mut n = target.clone();
+                        n.range = range;
+                        n
+                    }),
                 };
                 let node = match expanded {
                     Ok(n) => n,
                     Err(why) => {
-                        if let Some(message) = why
-                            && !alias_reported
-                        {
-                            out.issues.push(YamlIssue {
-                                kind: YamlIssueKind::AliasExpansion,
-                                range,
-                                message,
-                                related: None,
-                            });
-                            alias_reported = true;
+                        if let Some(message) = why {
+                            report_alias_bound(&mut out, &mut alias_reported, range, message);
                         }
                         Node::new(Value::Null, range)
                     }
@@ -977,18 +1053,13 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                     top.weight().scalar = true;
                 }
                 if anchor > 0 {
-                    anchors.insert(
-                        anchor,
-                        Anchored {
-                            node: node.clone(),
-                            weight: Weight {
-                                scalar: true,
-                                refs: Vec::new(),
-                            },
-                            count: 1,
-                            alias_count: None,
-                        },
-                    );
+                    let weight = Weight {
+                        scalar: true,
+                        refs: Vec::new(),
+                    };
+                    if let Err(message) = copies.anchor(&mut anchors, anchor, &node, weight) {
+                        report_alias_bound(&mut out, &mut alias_reported, range, message);
+                    }
                 }
                 push_node(&mut stack, &mut doc_root, node, &mut out);
             }
@@ -1133,18 +1204,14 @@ fn parse_once(text: &str, scan: &str, schema: Schema) -> Result<Parsed, Patch> {
                 let node = Node::new(value, TextRange::new(start, end));
                 last_end = last_end.max(end);
                 if anchor > 0 {
-                    anchors.insert(
-                        anchor,
-                        Anchored {
-                            node: node.clone(),
-                            weight: Weight {
-                                scalar: weight.scalar,
-                                refs: weight.refs.clone(),
-                            },
-                            count: 1,
-                            alias_count: None,
-                        },
-                    );
+                    let kept = Weight {
+                        scalar: weight.scalar,
+                        refs: weight.refs.clone(),
+                    };
+                    if let Err(message) = copies.anchor(&mut anchors, anchor, &node, kept) {
+                        let at = TextRange::new(start, next_char_end(text, start));
+                        report_alias_bound(&mut out, &mut alias_reported, at, message);
+                    }
                 }
                 if let Some(top) = stack.last_mut() {
                     let w = top.weight();
@@ -1300,8 +1367,8 @@ enum AliasUse<'a> {
     Unknown,
     /// Use `.0` of an anchor of weight `.1`: over [`MAX_ALIAS_COUNT`].
     TooMany(usize, usize),
-    /// Within the limit: the anchored node.
-    Ok(&'a Node),
+    /// Within the limit: the anchored node and what one copy of it costs.
+    Ok(&'a Node, Size),
 }
 
 /// One use of anchor `id`, as `yaml` 2.9.1 `Alias.resolve` counts it: the anchor's use
@@ -1330,7 +1397,7 @@ fn use_alias(anchors: &mut BTreeMap<usize, Anchored>, id: usize) -> AliasUse<'_>
     if target.count.saturating_mul(weight) > MAX_ALIAS_COUNT {
         AliasUse::TooMany(target.count, weight)
     } else {
-        AliasUse::Ok(&target.node)
+        AliasUse::Ok(&target.node, target.size)
     }
 }
 
@@ -1698,13 +1765,15 @@ fn too_many_nodes(text: &str, at: TextRange) -> Parsed {
     }
 }
 
-fn count_nodes(node: &Node) -> usize {
-    // Iterative, so a deep tree cannot overflow the stack.
-    let mut count = 0usize;
+/// The nodes of `node`'s subtree and the bytes of its string scalars (keys included).
+/// Iterative, so a deep tree cannot overflow the stack.
+fn size_of(node: &Node) -> Size {
+    let mut size = Size::default();
     let mut todo = vec![node];
     while let Some(n) = todo.pop() {
-        count += 1;
+        size.nodes += 1;
         match &n.value {
+            Value::Str(s, _) => size.bytes += s.len(),
             Value::Seq(items) => todo.extend(items.iter()),
             Value::Map(entries) => {
                 for e in entries {
@@ -1715,7 +1784,7 @@ fn count_nodes(node: &Node) -> usize {
             _ => {}
         }
     }
-    count
+    size
 }
 
 /// Keeps `issue` while fewer than [`MAX_ISSUES`] are kept, else counts it.

@@ -38,7 +38,7 @@ code!(
     Error,
     "§A.0, §B.0",
     "aliases are used more than the reference's YAML library allows",
-    "The reference's YAML library (`yaml` 2.9.1, `maxAliasCount` 100) refuses a document when an alias brings its anchor's use count (the definition included) times the anchor's weight over 100; the weight is 1 for content holding a scalar, for content holding aliases the largest use count times weight among them, and 0 for an empty collection. So 100 aliases of one anchor, or a few doubling levels, are refused (a \"billion laughs\" defence). Independently, expansion stops at 200,000 nodes.\n\nFails:\n```yaml\na0: &a0 [x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0]\na2: &a2 [*a1, *a1, *a1, *a1]\na3: &a3 [*a2, *a2, *a2, *a2]\n```\nPasses: a few aliases."
+    "The reference's YAML library (`yaml` 2.9.1, `maxAliasCount` 100) refuses a document when an alias brings its anchor's use count (the definition included) times the anchor's weight over 100; the weight is 1 for content holding a scalar, for content holding aliases the largest use count times weight among them, and 0 for an empty collection. So 100 aliases of one anchor, or a few doubling levels, are refused (a \"billion laughs\" defence). Independently, whatever the count, the copies anchors and aliases make in one file are bounded: past 200,000 nodes or 8 MiB of text (string scalars and keys) the copy is refused and the alias becomes `null`, so one large scalar aliased 99 times is refused too.\n\nFails:\n```yaml\na0: &a0 [x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0]\na2: &a2 [*a1, *a1, *a1, *a1]\na3: &a3 [*a2, *a2, *a2, *a2]\n```\nPasses: a few aliases."
 );
 code!(
     COMPLEX_KEY,
