@@ -75,13 +75,24 @@ pub fn check_workflow(
         None => Arc::new(Registry::load(fs, &dir.skills_dir())),
     };
     check_skills(file, root, states, &registry, &mut out);
-    for e in states {
-        let slug = key_text(e);
-        state_slug(file, e, &slug, &mut out);
+    // Built once per pass: a per-state rebuild (or scan) of the state names was quadratic
+    // in the number of states (docs/security.md, `check` stays within about 1 s per file).
+    let names: Vec<String> = states.iter().map(key_text).collect();
+    let gov = Governance {
+        root,
+        state_slugs: names.iter().map(String::as_str).collect(),
+        forbid_always: tool_entries(
+            root.get_value("tools")
+                .and_then(|t| t.get_value("forbid_always")),
+        ),
+        registry: &registry,
+    };
+    for (e, slug) in states.iter().zip(&names) {
+        state_slug(file, e, slug, &mut out);
         for phase in ["before", "after"] {
-            hooks(fs, dir, file, &slug, e.value.get_value(phase), &mut out);
+            hooks(fs, dir, file, slug, e.value.get_value(phase), &mut out);
         }
-        governance(file, root, states, e, &registry, &mut out);
+        governance(file, &gov, e, slug, &mut out);
     }
     allow_always(file, root, &mut out);
     sub_workflows(fs, dir, file, root, &mut out);
@@ -788,15 +799,23 @@ pub fn glob_match(pattern: &str, path: &str) -> bool {
     crate::glob::glob_match(pattern, path) == Ok(true)
 }
 
-fn governance(
-    file: &str,
-    root: &Node,
-    states: &[Entry],
-    e: &Entry,
-    reg: &Registry,
-    out: &mut Vec<Diagnostic>,
-) {
-    let slug = key_text(e);
+/// What the governance probes of every state share, built once per `workflow.yaml` pass.
+struct Governance<'n> {
+    root: &'n Node,
+    /// Every state's slug (a set: one lookup per `archmax_advance` target).
+    state_slugs: BTreeSet<&'n str>,
+    /// The root's `tools.forbid_always` entries.
+    forbid_always: Vec<ToolEntry<'n>>,
+    registry: &'n Registry,
+}
+
+fn governance(file: &str, gov: &Governance<'_>, e: &Entry, slug: &str, out: &mut Vec<Diagnostic>) {
+    let Governance {
+        root,
+        state_slugs,
+        forbid_always,
+        registry: reg,
+    } = gov;
     let st = &e.value;
     let tools = st.get_value("tools");
     let allow = tool_entries(tools.and_then(|t| t.get_value("allow")));
@@ -804,11 +823,6 @@ fn governance(
         return;
     }
     let forbid_here = tool_entries(tools.and_then(|t| t.get_value("forbid")));
-    let forbid_always = tool_entries(
-        root.get_value("tools")
-            .and_then(|t| t.get_value("forbid_always")),
-    );
-    let state_slugs: BTreeSet<String> = states.iter().map(key_text).collect();
     let edges: BTreeSet<&str> = st
         .get_value("transitions")
         .and_then(Node::as_seq)
@@ -1018,7 +1032,7 @@ fn governance(
                 .find(|f| (f.tool == tool || f.tool == "*") && !f.guarded())
                 .map(|f| f.tool_node.range)
         };
-        if let Some(r) = outright(&forbid_always) {
+        if let Some(r) = outright(forbid_always) {
             d::push_bounded(out,
                 Diagnostic::new(&d::WFC_FORBID_ALWAYS_DENIES_GRANT, file, a.tool_node.range, format!("state `{slug}` allows `{tool}`, which `tools.forbid_always` denies in every state; a denial beats every grant, so the runtime blocks it everywhere"))
                     .with_related(file, r, "denied here"),
@@ -1077,41 +1091,66 @@ fn reachable_states(root: &Node) -> Vec<&Entry> {
         .get_value("states")
         .and_then(Node::as_map)
         .unwrap_or(&[]);
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut todo: Vec<String> = states
+    // Each state's name once, and a map name -> index of its first entry (a duplicate key
+    // resolves to the first, as a lookup by name does): one lookup per edge, so the walk
+    // is O(edges · log states), not a scan of every state per visited state.
+    let names: Vec<String> = states.iter().map(key_text).collect();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, n) in names.iter().enumerate() {
+        index.entry(n.as_str()).or_insert(i);
+    }
+    let mut seen = vec![false; states.len()];
+    let mut todo: Vec<usize> = states
         .iter()
-        .filter(|e| {
+        .enumerate()
+        .filter(|(_, e)| {
             e.value
                 .get_value("triggers")
                 .and_then(Node::as_map)
                 .is_some_and(|m| !m.is_empty())
         })
-        .map(key_text)
+        .filter_map(|(i, _)| index.get(names.get(i)?.as_str()).copied())
         .collect();
-    while let Some(s) = todo.pop() {
-        if !seen.insert(s.clone()) {
-            continue;
-        }
-        let Some(e) = states.iter().find(|e| key_text(e) == s) else {
+    while let Some(i) = todo.pop() {
+        let (Some(e), Some(flag)) = (states.get(i), seen.get_mut(i)) else {
             continue;
         };
+        if std::mem::replace(flag, true) {
+            continue;
+        }
         for t in e
             .value
             .get_value("transitions")
             .and_then(Node::as_seq)
             .unwrap_or(&[])
         {
-            if let Some(to) = t.get_value("to").and_then(Node::as_str) {
-                todo.push(to.to_owned());
+            if let Some(&j) = t
+                .get_value("to")
+                .and_then(Node::as_str)
+                .and_then(|to| index.get(to))
+            {
+                todo.push(j);
             }
         }
-        if let Some(oe) = e.value.get_value("on_error").and_then(Node::as_str) {
-            todo.push(oe.to_owned());
+        if let Some(&j) = e
+            .value
+            .get_value("on_error")
+            .and_then(Node::as_str)
+            .and_then(|oe| index.get(oe))
+        {
+            todo.push(j);
         }
     }
     states
         .iter()
-        .filter(|e| seen.contains(&key_text(e)))
+        .zip(&names)
+        .filter(|(_, n)| {
+            index
+                .get(n.as_str())
+                .and_then(|&i| seen.get(i))
+                .is_some_and(|&b| b)
+        })
+        .map(|(e, _)| e)
         .collect()
 }
 
