@@ -833,3 +833,49 @@ fn without_live_no_request_is_ever_made() {
     assert_eq!(out.status.code(), Some(1));
     assert!(fake.requests().is_empty());
 }
+
+#[test]
+fn a_secret_set_over_the_redaction_bounds_stops_recording_and_export_before_they_start() {
+    // Issue 24, item 3 (docs/cassettes.md, "Secrets"): a recording redacted with only part of
+    // the secret values would look safe, so a live run that may record, and export-agent,
+    // refuse before any model call or write; `--record none` writes nothing and runs.
+    let (ws, fake) = tiny(|_| hello());
+    let value = |i: usize| format!("{i:08}-{}", "v".repeat(991));
+    let env: String = (0..2_000)
+        .map(|i| format!("K{i}_TOKEN={}\n", value(i)))
+        .collect();
+    std::fs::write(ws.path().join(".env"), env).unwrap();
+    let bound = format!(
+        "more than the {} values or {} KiB that redaction by value takes",
+        wfx_schemas::cassette::Secrets::MAX_VALUES,
+        wfx_schemas::cassette::Secrets::MAX_BYTES / 1024
+    );
+    let run = |args: &[&str]| {
+        let out = wfx()
+            .current_dir(ws.path())
+            .env("ARCHMAX_API_BASE_URL", &fake.base)
+            .env("ARCHMAX_API_KEY", KEY)
+            .env("ARCHMAX_MODEL", MODEL)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!err.contains(KEY) && !err.contains(&value(3)), "{err}");
+        (out.status.code().unwrap(), err)
+    };
+    let (code, err) = run(&["test", "tiny", "--live"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&bound), "{err}");
+    assert!(fake.requests().is_empty(), "no model call was made");
+    assert!(
+        !ws.path()
+            .join("workflows/tiny/tests/hello.cassette.json")
+            .exists()
+    );
+    let (code, err) = run(&["export-agent", "workflows/tiny/tests/hello.test.yaml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&bound), "{err}");
+    let (code, err) = run(&["test", "tiny", "--live", "--record", "none"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fake.requests().len(), 1);
+}

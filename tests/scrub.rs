@@ -242,3 +242,63 @@ fn key_shaped_strings_left_are_warned_about_without_printing_them() {
     assert!(!err.contains(shaped), "{err}");
     assert_eq!(std::fs::read(root.join(rel)).unwrap(), before);
 }
+
+/// `scrub` with no variable but `SCRUB_TEST_API_TOKEN` (so the count of secret values is
+/// the test's own).
+fn scrub_clean_env(root: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        .current_dir(root)
+        .env_clear()
+        .env("SCRUB_TEST_API_TOKEN", PROC_KEY)
+        .arg("scrub")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 24, item 3: a `.env` of 10,000 long values made `scrub` build a 477 MB automaton
+/// (Secrets::MAX_VALUES, Secrets::MAX_BYTES). Over the bounds, `scrub` refuses before it
+/// reads any cassette (exit 2, `Error:` naming both bounds, never a value), so no partial
+/// scrub looks done; within them it scrubs as before.
+#[test]
+fn a_secret_set_over_the_redaction_bounds_is_refused_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join("workflows/wf/tests")).unwrap();
+    let rel = "workflows/wf/tests/a.cassette.json";
+    write(root, rel, &cassette(PROC_KEY, "p"));
+    let before = std::fs::read(root.join(rel)).unwrap();
+    // 10,000 distinct values of 1,000 bytes, each built at run time.
+    let value = |i: usize| format!("{i:08}-{}", "v".repeat(991));
+    let env: String = (0..10_000)
+        .map(|i| format!("K{i}_TOKEN={}\n", value(i)))
+        .collect();
+    std::fs::write(root.join(".env"), &env).unwrap();
+    let (code, out, err) = scrub_clean_env(root);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "Error: the key-like variables of the environment and `.env` hold 10001 secret values of {} bytes together, more than the {} values or {} KiB that redaction by value takes",
+            10_000 * 1_000 + PROC_KEY.len(),
+            Secrets::MAX_VALUES,
+            Secrets::MAX_BYTES / 1024
+        )),
+        "{err}"
+    );
+    assert!(out.is_empty(), "no cassette was read: {out}");
+    assert!(!err.contains(&value(7)) && !err.contains(PROC_KEY), "{err}");
+    assert_eq!(std::fs::read(root.join(rel)).unwrap(), before);
+
+    // Within the bounds (1,000 values of 200 bytes and the process's key), it scrubs.
+    let env: String = (0..Secrets::MAX_VALUES - 1)
+        .map(|i| format!("K{i}_TOKEN={i:08}-{}\n", "w".repeat(191)))
+        .collect();
+    std::fs::write(root.join(".env"), &env).unwrap();
+    let (code, out, err) = scrub_clean_env(root);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out, format!("{rel}: 1 value(s) replaced\n"));
+}

@@ -426,6 +426,15 @@ pub fn run_cli_with(
     );
     let prices = live.as_ref().map(|l| l.env.prices).unwrap_or_default();
     let secrets = secrets(live.as_ref());
+    // A live run that may record refuses a secret set too large to redact whole
+    // (docs/cassettes.md, "Secrets"), before any model call.
+    if let Some(over) = secrets.overflow()
+        && live.is_some()
+        && record != RecordMode::None
+    {
+        let _ = writeln!(stderr, "Error: {over}");
+        return 2;
+    }
     // The cassettes this command writes: rounds 2..N of `--repeat` do not replay them
     // (crate::rounds).
     let written = crate::rounds::Written::default();

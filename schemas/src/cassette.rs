@@ -1098,6 +1098,9 @@ pub struct Secrets {
     /// Work done, for the bounded-work tests: automata built, strings scanned.
     builds: std::sync::atomic::AtomicUsize,
     scans: std::sync::atomic::AtomicUsize,
+    /// The values offered were over [`Secrets::MAX_VALUES`] or [`Secrets::MAX_BYTES`]:
+    /// what was offered (see [`Secrets::overflow`]).
+    overflow: Option<SecretsOverflow>,
 }
 
 impl Clone for Secrets {
@@ -1107,13 +1110,39 @@ impl Clone for Secrets {
             matcher: self.matcher.clone(),
             builds: Default::default(),
             scans: Default::default(),
+            overflow: self.overflow,
         }
     }
 }
 
 impl PartialEq for Secrets {
     fn eq(&self, other: &Self) -> bool {
-        self.values == other.values
+        self.values == other.values && self.overflow == other.overflow
+    }
+}
+
+/// The secret values offered to a [`Secrets`] were more than it takes: their count and
+/// their total length in bytes (distinct values of at least [`Secrets::MIN_LEN`]
+/// characters of key-like variables). Its `Display` is the error line callers print, naming
+/// the bounds and never a value or a variable's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SecretsOverflow {
+    /// Distinct values offered.
+    pub values: usize,
+    /// Their total length, bytes.
+    pub bytes: usize,
+}
+
+impl std::fmt::Display for SecretsOverflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the key-like variables of the environment and `.env` hold {} secret values of {} bytes together, more than the {} values or {} KiB that redaction by value takes (its automaton grows with every byte); nothing was written — remove the variables that hold no credential, or rename them so that their names do not contain KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL",
+            self.values,
+            self.bytes,
+            Secrets::MAX_VALUES,
+            Secrets::MAX_BYTES / 1024
+        )
     }
 }
 
@@ -1133,6 +1162,15 @@ impl Secrets {
     /// The shortest value of a key-like variable (`ARCHMAX_API_KEY` included) that is
     /// redacted, in characters.
     pub const MIN_LEN: usize = 8;
+
+    /// The most distinct values one set redacts (issue 24, item 3). More is an
+    /// [`Secrets::overflow`].
+    pub const MAX_VALUES: usize = 1_000;
+
+    /// The most bytes the values of one set hold together, 256 KiB: the automaton costs
+    /// about 50 bytes per byte of value (10,000 values of 1,000 bytes in `.env` built
+    /// 477 MB). A few hundred PEM keys or JWTs fit. More is an [`Secrets::overflow`].
+    pub const MAX_BYTES: usize = 256 * 1024;
 
     /// True when `name` looks like it holds a secret (see the type's docs).
     pub fn is_secret_name(name: &str) -> bool {
@@ -1166,14 +1204,44 @@ impl Secrets {
         self.normalise();
     }
 
-    /// Longest value first (ties by name), one entry per value (the first name kept, as
-    /// [`Secrets::add`] always did), and the automaton rebuilt on next use.
+    /// One entry per value (the first name kept, as [`Secrets::add`] always did), within
+    /// [`Secrets::MAX_VALUES`] and [`Secrets::MAX_BYTES`] (past them: the overflow is
+    /// recorded, and the set keeps `ARCHMAX_API_KEY`'s value, then the others in the order
+    /// given while they fit, so a caller that goes on anyway, e.g. to redact its own error
+    /// line, still redacts the model key), longest value first (ties by name), and the
+    /// automaton rebuilt on next use.
     fn normalise(&mut self) {
         let mut seen = std::collections::HashSet::new();
         self.values.retain(|(_, v)| seen.insert(v.clone()));
+        let bytes: usize = self.values.iter().map(|(_, v)| v.len()).sum();
+        if self.values.len() > Self::MAX_VALUES || bytes > Self::MAX_BYTES {
+            self.overflow = Some(SecretsOverflow {
+                values: self.values.len(),
+                bytes,
+            });
+            let all = std::mem::take(&mut self.values);
+            let (first, rest): (Vec<_>, Vec<_>) =
+                all.into_iter().partition(|(n, _)| n == "ARCHMAX_API_KEY");
+            let mut used = 0usize;
+            for (n, v) in first.into_iter().chain(rest) {
+                if self.values.len() < Self::MAX_VALUES && used + v.len() <= Self::MAX_BYTES {
+                    used += v.len();
+                    self.values.push((n, v));
+                }
+            }
+        }
         self.values
             .sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
         self.matcher = std::sync::OnceLock::new();
+    }
+
+    /// `Some` when the values offered were more than [`Secrets::MAX_VALUES`] or
+    /// [`Secrets::MAX_BYTES`] (then only some are redacted). A caller about to write
+    /// redacted text to a file (a recording, `scrub`, `export-agent`) refuses with this
+    /// as its error: a set it cannot redact whole is never treated as done (docs/cassettes.md,
+    /// "Secrets").
+    pub fn overflow(&self) -> Option<SecretsOverflow> {
+        self.overflow
     }
 
     /// True when there is nothing to redact.

@@ -336,3 +336,56 @@ fn the_order_of_errors_is_kept_syntax_then_version_then_shape_and_bounds() {
     assert!(e.message.contains("unknown field `by`"), "{}", e.message);
 }
 
+#[test]
+fn a_secret_set_over_its_bounds_builds_an_automaton_at_the_scale_of_the_bounds() {
+    // Issue 24, item 3: a `.env` of 10,000 values of 1,000 bytes built a 477 MB automaton.
+    let value = |i: usize| format!("{i:08}-{}", "v".repeat(991));
+    let key = format!("model-key-{}", "k".repeat(20));
+    let (s, peak) = peak_of(|| {
+        let s = Secrets::from_env(
+            (0..10_000)
+                .map(|i| (format!("K{i}_TOKEN"), value(i)))
+                .chain([("ARCHMAX_API_KEY".to_owned(), key.clone())]),
+        );
+        // The automaton is built on first use.
+        assert_eq!(
+            s.redact(&format!("a {key} b")).0,
+            "a <ENV:ARCHMAX_API_KEY> b"
+        );
+        s
+    });
+    eprintln!("secrets: {peak} bytes at once");
+    assert!(
+        peak < PEAK_BOUND,
+        "the secret set held {peak} bytes at once (bound {PEAK_BOUND})"
+    );
+    let over = s.overflow().expect("over the bounds");
+    assert_eq!(
+        (over.values, over.bytes),
+        (10_001, 10_000 * 1_000 + key.len())
+    );
+    // The model key is kept first, then the others in order while they fit.
+    let (_, n) = s.redact(&format!("{} {}", value(0), value(400)));
+    assert_eq!(n, 1, "value 0 fits, value 400 does not");
+    assert!(over.to_string().contains(&format!(
+        "more than the {} values or {} KiB",
+        Secrets::MAX_VALUES,
+        Secrets::MAX_BYTES / 1024
+    )));
+    // The overflow is sticky: adding a value does not make the set whole.
+    let mut more = s.clone();
+    more.add("ONE_MORE_KEY", "another-secret");
+    assert_eq!(more.overflow(), Some(over));
+
+    // At the bounds exactly: no overflow.
+    let at = Secrets::from_env((0..Secrets::MAX_VALUES).map(|i| {
+        (
+            format!("K{i}_TOKEN"),
+            format!(
+                "{i:08}-{}",
+                "w".repeat(Secrets::MAX_BYTES / Secrets::MAX_VALUES - 9)
+            ),
+        )
+    }));
+    assert_eq!(at.overflow(), None);
+}

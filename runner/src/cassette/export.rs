@@ -193,6 +193,10 @@ pub fn run_cli(
         }
     };
     let secrets = super::scrub::workspace_secrets(&fs);
+    if let Some(over) = secrets.overflow() {
+        let _ = writeln!(stderr, "Error: {over}");
+        return 2;
+    }
     match write(&fs, &rel, force, &secrets) {
         Ok(p) => {
             let _ = writeln!(stdout, "{}", inert(&p));

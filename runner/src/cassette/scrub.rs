@@ -96,7 +96,9 @@ pub fn workspace_secrets(fs: &DiskFiles) -> Secrets {
 /// `Error: <path>: <reason>` on stderr for one that cannot be scrubbed (the others are
 /// still processed), and a tally on stderr counting only the cassettes scrubbed
 /// (`scrubbed 1 cassette(s): 2 value(s) replaced; 1 failed`). Returns the exit code: 0, or
-/// 2 when any cassette failed, there was no workspace, or more than [`MAX_CASSETTES`].
+/// 2 when any cassette failed, there was no workspace, more than [`MAX_CASSETTES`], or the
+/// secret values are over the redaction set's bounds (`Secrets::MAX_VALUES`,
+/// `Secrets::MAX_BYTES`: nothing is read or written, `Error:` names the bounds).
 pub fn run_cli(
     paths: &[String],
     cwd: &Path,
@@ -115,6 +117,12 @@ pub fn run_cli(
     }
     let fs = DiskFiles::new(cwd);
     let secrets = workspace_secrets(&fs);
+    // A set too large to redact whole is refused before any cassette is read: a partial
+    // scrub would look done (docs/cassettes.md, "Scrubbing").
+    if let Some(over) = secrets.overflow() {
+        let _ = writeln!(stderr, "Error: {over}");
+        return 2;
+    }
     let list: Vec<String> = if paths.is_empty() {
         walk(&fs, "workflows")
             .into_iter()
