@@ -22,6 +22,7 @@ use wfx_schemas::rules::cassette::{case_of_cassette, stale};
 use wfx_schemas::text::TextRange;
 use wfx_schemas::workspace::{FileKind, classify};
 
+use super::markdown::{code, text};
 use super::{Doc, Hover};
 
 /// Deepest JSON nesting the scanner follows (a cassette nests about 8 levels; tool
@@ -436,12 +437,6 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// Markdown inline code with backticks removed from the content (model ids and hosts
-/// come from a file someone else wrote).
-fn code(s: &str) -> String {
-    format!("`{}`", s.replace('`', "'"))
-}
-
 impl CassetteInfo {
     /// `7 calls (6 agent, 1 judge)`.
     pub fn calls_text(&self) -> String {
@@ -507,7 +502,7 @@ impl CassetteInfo {
             thousands(c),
         );
         match &self.stale {
-            Some(why) => md.push_str(&format!("- ⚠ {why}\n")),
+            Some(why) => md.push_str(&format!("- ⚠ {}\n", text(why))),
             None => md
                 .push_str("- up to date: the case and `workflow.yaml` are as they were recorded\n"),
         }

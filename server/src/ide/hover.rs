@@ -1,6 +1,10 @@
 //! Hover: key docs from the one table (`wfx_schemas::docs`), state and trigger cards from
 //! the workflow, and regex tokens (pattern, flags, or "plain string"). Uses the tree when the
 //! text parses, else the line-based context (key docs and symbol cards still work).
+//!
+//! Must not: put workspace text into a card as Markdown. Titles, summaries, descriptions,
+//! slugs, ids, types and patterns go through [`super::markdown`] (`text` for prose, `code`
+//! for names), so a summary `![x](https://…/p.png)` shows as text and fetches nothing.
 
 use wfx_schemas::docs::{self, DocFile, path_matches};
 use wfx_schemas::jsregex;
@@ -9,6 +13,7 @@ use wfx_schemas::model::workflow::{SigEntry, State, StateType, Workflow};
 use super::Hover;
 use super::analysis::{Analysis, DocKind, Hit, Sym, locate, symbol_at, tight};
 use super::context::{Slot, context};
+use super::markdown::{code, text};
 
 /// Case value paths whose strings are matched by `partialMatch` or as reply tokens
 /// (FORMAT §B.2 "Regex syntax"): `(pattern, substring)`.
@@ -124,22 +129,18 @@ pub(crate) fn state_card(st: &State) -> String {
         StateType::Agent => "agent",
     };
     let mut md = format!(
-        "**state `{}`** ({ty}{})",
-        st.slug.value,
+        "**state {}** ({ty}{})",
+        code(&st.slug.value),
         if st.is_terminal() { ", terminal" } else { "" }
     );
     if let Some(t) = &st.title {
-        md.push_str(&format!("\n\n{t}"));
+        md.push_str(&format!("\n\n{}", text(t)));
     }
     if let Some(s) = &st.summary {
-        md.push_str(&format!("\n\n{s}"));
+        md.push_str(&format!("\n\n{}", text(s)));
     }
     if !st.triggers.is_empty() {
-        let ids: Vec<String> = st
-            .triggers
-            .iter()
-            .map(|t| format!("`{}`", t.id.value))
-            .collect();
+        let ids: Vec<String> = st.triggers.iter().map(|t| code(&t.id.value)).collect();
         md.push_str(&format!("\n\nTriggers: {}", ids.join(", ")));
     }
     if !st.transitions.is_empty() {
@@ -148,18 +149,18 @@ pub(crate) fn state_card(st: &State) -> String {
             let ty = t
                 .kind
                 .as_ref()
-                .map(|k| format!(" ({})", k.value))
+                .map(|k| format!(" ({})", text(&k.value)))
                 .unwrap_or_default();
             let desc = t
                 .description
                 .as_deref()
-                .map(|d| format!(": {}", wfx_schemas::text::collapse_whitespace(d)))
+                .map(|d| format!(": {}", text(&wfx_schemas::text::collapse_whitespace(d))))
                 .unwrap_or_default();
-            md.push_str(&format!("\n- → `{}`{ty}{desc}", t.to.value));
+            md.push_str(&format!("\n- → {}{ty}{desc}", code(&t.to.value)));
         }
     }
     if let Some(e) = &st.on_error {
-        md.push_str(&format!("\n\non_error → `{}`", e.value));
+        md.push_str(&format!("\n\non_error → {}", code(&e.value)));
     }
     md
 }
@@ -168,8 +169,8 @@ fn sig(entries: &[SigEntry]) -> String {
     entries
         .iter()
         .map(|e| match &e.ty {
-            Some(t) => format!("`{}: {t}`", e.name.value),
-            None => format!("`{}`", e.name.value),
+            Some(t) => code(&format!("{}: {t}", e.name.value)),
+            None => code(&e.name.value),
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -181,15 +182,18 @@ pub(crate) fn trigger_card(wf: &Workflow, id: &str) -> String {
         return if id == "manual" {
             "**trigger `manual`**: the reserved default trigger; no state of this workflow declares it".into()
         } else {
-            format!("**trigger `{id}`**: no state of this workflow declares it")
+            format!(
+                "**trigger {}**: no state of this workflow declares it",
+                code(id)
+            )
         };
     };
-    let mut md = format!("**trigger `{id}`** → entry state `{}`", t.state);
+    let mut md = format!("**trigger {}** → entry state {}", code(id), code(&t.state));
     if let Some(d) = &t.description {
-        md.push_str(&format!("\n\n{d}"));
+        md.push_str(&format!("\n\n{}", text(d)));
     }
     if let Some(s) = &t.session {
-        md.push_str(&format!("\n\nsession: `{s}`"));
+        md.push_str(&format!("\n\nsession: {}", code(s)));
     }
     if !t.requires.is_empty() {
         md.push_str(&format!("\n\nrequires: {}", sig(&t.requires)));
@@ -204,14 +208,14 @@ pub(crate) fn trigger_card(wf: &Workflow, id: &str) -> String {
 pub(crate) fn regex_card(s: &str, substring: bool) -> String {
     match jsregex::regex_token(s) {
         Some((body, flags)) => {
-            let mut md = format!("**regular expression** `/{body}/`");
+            let mut md = format!("**regular expression** {}", code(&format!("/{body}/")));
             if flags.is_empty() {
                 md.push_str("\n\nno flags");
             } else {
-                md.push_str(&format!("\n\nflags: `{flags}`"));
+                md.push_str(&format!("\n\nflags: {}", code(flags)));
             }
             if let Err(e) = jsregex::compile(body, flags) {
-                md.push_str(&format!("\n\n**malformed:** {e}"));
+                md.push_str(&format!("\n\n**malformed:** {}", text(&e)));
             }
             md.push_str(&format!(
                 "\n\nReference: {}",

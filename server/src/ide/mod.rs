@@ -16,6 +16,7 @@ mod completion;
 mod context;
 pub mod coverage;
 mod hover;
+mod markdown;
 mod navigation;
 mod symbols;
 #[cfg(test)]

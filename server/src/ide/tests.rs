@@ -836,6 +836,112 @@ fn hover_on_regex_tokens() {
     );
 }
 
+/// Hover Markdown with its code spans cut out (CommonMark: a run of N backticks opens a
+/// span that the next run of exactly N closes; nothing inside is Markdown or HTML).
+fn outside_code_spans(md: &str) -> String {
+    let b = md.as_bytes();
+    let run_at = |i: usize| b[i..].iter().take_while(|c| **c == b'`').count();
+    let (mut out, mut i) = (String::new(), 0);
+    while i < b.len() {
+        if b[i] == b'`' && (i == 0 || b[i - 1] != b'\\') {
+            let n = run_at(i);
+            let mut j = i + n;
+            let close = loop {
+                match md[j..].find('`') {
+                    Some(k) if run_at(j + k) == n => break Some(j + k),
+                    Some(k) => j += k + run_at(j + k),
+                    None => break None,
+                }
+            };
+            if let Some(c) = close {
+                out.push_str(" CODE ");
+                i = c + n;
+                continue;
+            }
+        }
+        let ch = md[i..].chars().next().unwrap();
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// Whether `md` (outside code spans) has markup a renderer would act on: raw HTML (`<`), or
+/// an unescaped `!`, `[` or `]` (the only way to start an image or a link, inline or by
+/// reference).
+#[track_caller]
+fn assert_inert_markdown(md: &str) {
+    let rest = outside_code_spans(md);
+    let b = rest.as_bytes();
+    for (i, c) in b.iter().enumerate() {
+        let escaped = b[..i].iter().rev().take_while(|x| **x == b'\\').count() % 2 == 1;
+        assert!(
+            *c != b'<' && (escaped || !matches!(c, b'!' | b'[' | b']')),
+            "active markup at {i} of {rest:?}\nin {md}"
+        );
+    }
+}
+
+/// Issue 24: a state's `title`/`summary` went into hover Markdown verbatim, so a hostile
+/// repository's remote image was fetched when a user hovered (a tracking pixel). Every
+/// workspace string of a card is escaped: titles, summaries, trigger and transition
+/// descriptions, types, sessions, names, slugs and patterns.
+#[test]
+fn hover_cards_show_workspace_text_as_text() {
+    let img = "![x](https://example.invalid/p.png)";
+    let html = "<img src=https://example.invalid/q.png>";
+    let wf = format!(
+        r#"
+#- workflows/shop/workflow.yaml
+states:
+  intake:
+    title: "{html}"
+    summary: "{img}\n\n[l](https://example.invalid/l) <b>x</b>"
+    triggers:
+      manual:
+      mail:
+        description: "{img} {html}"
+        session: "`{img}`"
+        requires: [{{ name: "a`{img}", type: "{html}" }}]
+    transitions:
+      - to: "b`{img}"
+        type: "{img}"
+        description: "{html} {img}"
+    on_error: "``{img}"
+  "b`{img}": {{}}
+"#
+    );
+    let hovers = [
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reachedState: int$0ake\n",
+        "#- workflows/shop/tests/a.test.yaml\ntrigger: {{ id: ma$0il }}\n",
+        "#- workflows/shop/tests/a.test.yaml\nsteps:\n  - send: hi\n  - reply: {{ includes: [\"/`![x](https://example.invalid/r.png)`$0/\"] }}\n",
+    ];
+    for h in hovers {
+        let fx = fixture(&format!(
+            "{WF}{wf}{}",
+            h.replace("{{", "{").replace("}}", "}")
+        ));
+        let (path, text, off) = fx.cursor_file();
+        let md = hover(&Own::new(text).doc(&fx.files, path, text), off)
+            .unwrap_or_else(|| panic!("no hover for {h}"))
+            .markdown;
+        // The regex card's one link is ours.
+        let fixed = wfx_schemas::docs::reference_link(
+            wfx_schemas::docs::REGEX_ANCHOR,
+            "regular expressions",
+        );
+        assert_inert_markdown(&md.replace(&fixed, ""));
+        // The text is still there, shown as text.
+        assert!(md.contains("example.invalid"), "{md}");
+    }
+    // The checker sees what the old cards did.
+    assert!(
+        std::panic::catch_unwind(|| assert_inert_markdown(&format!("**state** {img}"))).is_err()
+    );
+    assert!(std::panic::catch_unwind(|| assert_inert_markdown(html)).is_err());
+    assert_inert_markdown("`![x](u)` \\!\\[x\\]\\(u\\)");
+}
+
 #[test]
 fn hover_works_on_broken_text() {
     check_hover(
@@ -1366,7 +1472,7 @@ fn hover_and_lenses_on_a_cassette() {
 
         - 3 calls (2 agent, 1 judge)
         - tokens: 2,500 prompt (1,000 cached) + 43 completion
-        - ⚠ stale cassette: the case `workflows/shop/tests/one.test.yaml` changed and `workflow.yaml` changed since it was recorded (2026-12-03T08:52:53Z); a replay may diverge — re-record with `wfx-lsp test --live --record all`
+        - ⚠ stale cassette: the case \`workflows/shop/tests/one.test.yaml\` changed and \`workflow.yaml\` changed since it was recorded \(2026-12-03T08:52:53Z\); a replay may diverge — re-record with \`wfx-lsp test --live --record all\`
 
         Replayed by `wfx-lsp test` (no network, no key); re-record with `wfx-lsp test --live --record all`."#]]
     .assert_eq(&h.markdown);
