@@ -5,10 +5,13 @@
 //! ([`crate::cassette::key_shaped`]) and say when a cassette is stale (its recorded input
 //! digests differ from the case and `workflow.yaml` now).
 //!
-//! Must not: put a key-shaped string into a message (messages name the kind only), or read
-//! anything but the cassette's own case and `workflow.yaml` through [`FileAccess`].
+//! Must not: put a key-shaped string into a message, or read anything but the cassette's
+//! own case and `workflow.yaml` through [`FileAccess`]. `WFX453` names the kind only; the
+//! others quote the file (an unknown key, serde's message with the offending value, the
+//! recorded time, the case's path), so every message goes through [`mask_message`], with
+//! the same masking as the code frame under it ([`mask_key_shaped`]).
 
-use crate::cassette::{Cassette, CassetteErrorKind, digest, key_shaped, parse};
+use crate::cassette::{Cassette, CassetteErrorKind, KeyShaped, digest, key_shaped, parse};
 use crate::diagnostics::{
     CASSETTE_INVALID, CASSETTE_KEY_SHAPED, CASSETTE_STALE, CASSETTE_UNKNOWN_KEY, CASSETTE_VERSION,
     Diagnostic,
@@ -16,6 +19,49 @@ use crate::diagnostics::{
 use crate::files::FileAccess;
 use crate::text::TextRange;
 use crate::workspace::WorkflowDir;
+
+/// `text` with every key-shaped string ([`key_shaped`]) replaced by `*`s of the same length:
+/// the one masking of cassette text for output, used for `check`'s code frames (a
+/// `WFX453` points at a credential-like string without printing it) and, through
+/// [`mask_message`], for every message of these rules (docs/cassettes.md, "Secrets never
+/// reach output"). The strings are ASCII token characters, so byte offsets and columns stay
+/// put. At most [`crate::cassette::MAX_KEY_SHAPED`] strings are found per call.
+pub fn mask_key_shaped(text: &str) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for k in key_shaped(text) {
+        if let Some(run) = bytes.get_mut(k.start..k.end) {
+            for b in run.iter_mut().filter(|b| b.is_ascii() && **b != b' ') {
+                *b = b'*';
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_else(|_| "*".repeat(text.len()))
+}
+
+/// A message about the cassette `text` with nothing key-shaped left in it: every string
+/// [`key_shaped`] finds in the file is masked wherever the message repeats it (it may sit
+/// between characters that would hide its shape), then whatever is key-shaped in the
+/// message itself ([`mask_key_shaped`]; serde quotes a value decoded from its JSON escapes,
+/// so the file's spelling may differ).
+pub fn mask_message(message: &str, text: &str) -> String {
+    let found = key_shaped(text);
+    mask_found(message, text, &found)
+}
+
+/// [`mask_message`] with the file's key-shaped strings already found.
+fn mask_found(message: &str, text: &str, found: &[KeyShaped]) -> String {
+    let mut out = message.to_owned();
+    for k in found {
+        if let Some(s) = text.get(k.start..k.end).filter(|s| out.contains(*s)) {
+            let stars: String = s
+                .chars()
+                .map(|c| if c == ' ' { ' ' } else { '*' })
+                .collect();
+            out = out.replace(s, &stars);
+        }
+    }
+    mask_key_shaped(&out)
+}
 
 fn range(start: usize, end: usize, len: usize) -> TextRange {
     let s = start.min(len);
@@ -95,7 +141,8 @@ pub fn check_document(
             out.push(d);
         }
     }
-    for k in key_shaped(text) {
+    let found = key_shaped(text);
+    for k in &found {
         out.push(Diagnostic::new(
             &CASSETTE_KEY_SHAPED,
             path,
@@ -105,6 +152,9 @@ pub fn check_document(
                 k.kind
             ),
         ));
+    }
+    for d in &mut out {
+        d.message = mask_found(&d.message, text, &found);
     }
     out
 }
@@ -242,6 +292,78 @@ mod tests {
         // A placeholder is not a key.
         let redacted = cassette("", "use <ENV:OPENAI_API_KEY> now");
         assert_eq!(codes(&fs(), &redacted), vec![]);
+    }
+
+    /// Issue 24: `WFX450`/`WFX452` printed a key-shaped string verbatim right under its
+    /// masked code frame. Every message of these rules is masked like the frame.
+    #[test]
+    fn no_message_quotes_a_key_shaped_string() {
+        // Built at run time, so no committed line holds a key shape.
+        let sk = concat!("sk-", "proj-EXAMPLEonlyNOTaREALkey");
+        let hi: String = (0..40)
+            .map(|i| char::from(b"aB3xQ9zK7mW2pL5vR8tY"[i % 20]))
+            .collect();
+        let fs = fs();
+        let mut changed = fs.clone();
+        changed.insert("workflows/w/tests/a.test.yaml", "title: t2\nsteps: []\n");
+        let cases = [
+            // WFX452: the unknown key is the key.
+            (&fs, cassette(&format!("\n  \"{sk}\": 1,"), "x"), "WFX452"),
+            // WFX450: serde quotes the value it could not take.
+            (
+                &fs,
+                cassette("", "x").replace("\"startMs\": 0", &format!("\"startMs\": \"{sk}\"")),
+                "WFX450",
+            ),
+            (
+                &fs,
+                cassette("", "x").replace("\"startMs\": 0", &format!("\"startMs\": \"{hi}\"")),
+                "WFX450",
+            ),
+            // The file spells it with a JSON escape (no key shape there); serde decodes it.
+            (
+                &fs,
+                cassette("", "x").replace(
+                    "\"startMs\": 0",
+                    &format!("\"startMs\": \"sk-\\u0070roj-{}\"", &sk[8..]),
+                ),
+                "WFX450",
+            ),
+            // WFX454: the recorded time is quoted.
+            (
+                &changed,
+                cassette("", "x").replace("2026-12-03T08:52:53Z", sk),
+                "WFX454",
+            ),
+        ];
+        for (fs, text, code) in cases {
+            let got = check_document(fs, &dir(), PATH, &text);
+            let d = got
+                .iter()
+                .find(|d| d.code.code == code)
+                .unwrap_or_else(|| panic!("no {code} in {got:?}"));
+            assert!(d.message.contains("****"), "{}", d.message);
+            for d in &got {
+                assert!(!d.message.contains(sk), "{}", d.message);
+                assert!(!d.message.contains(&hi), "{}", d.message);
+                assert!(!d.message.contains(&sk[8..]), "{}", d.message);
+                assert_eq!(key_shaped(&d.message), vec![], "{}", d.message);
+            }
+        }
+        // The message still says what is wrong.
+        let got = check_document(
+            &fs,
+            &dir(),
+            PATH,
+            &cassette(&format!("\n  \"{sk}\": 1,"), "x"),
+        );
+        assert_eq!(
+            got[0].message,
+            format!(
+                "unknown key `{}`: the cassette format has no such key",
+                "*".repeat(sk.len())
+            )
+        );
     }
 
     #[test]

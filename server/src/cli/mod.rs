@@ -231,7 +231,7 @@ fn run_groups(groups: &[Group]) -> Result<Report, String> {
             if let Some(t) = load_text(&g.fs, &f, frame_budget) {
                 frame_budget = frame_budget.saturating_sub(t.len() as u64);
                 let t = if wfx_schemas::cassette::is_cassette_name(&f) {
-                    mask_key_shaped(&t)
+                    wfx_schemas::rules::cassette::mask_key_shaped(&t)
                 } else {
                     t
                 };
@@ -510,22 +510,6 @@ pub fn run_test(
     stderr: &mut dyn Write,
 ) -> i32 {
     wfx_runner::cli::run_cli(opts, cwd, stdout, stderr)
-}
-
-/// A cassette's text with every key-shaped string ([`wfx_schemas::cassette::key_shaped`])
-/// replaced by `*`s of the same length, for code frames: `WFX453` must point at a
-/// credential-like string without printing it (docs/cassettes.md, "Secrets never reach
-/// output"). The strings are ASCII token characters, so byte offsets and columns stay put.
-pub fn mask_key_shaped(text: &str) -> String {
-    let mut bytes = text.as_bytes().to_vec();
-    for k in wfx_schemas::cassette::key_shaped(text) {
-        if let Some(run) = bytes.get_mut(k.start..k.end) {
-            for b in run.iter_mut().filter(|b| b.is_ascii() && **b != b' ') {
-                *b = b'*';
-            }
-        }
-    }
-    String::from_utf8(bytes).unwrap_or_else(|_| "*".repeat(text.len()))
 }
 
 #[cfg(test)]
