@@ -879,3 +879,46 @@ fn a_secret_set_over_the_redaction_bounds_stops_recording_and_export_before_they
     assert_eq!(code, 0, "{err}");
     assert_eq!(fake.requests().len(), 1);
 }
+
+#[test]
+fn a_key_escaped_inside_the_judge_verdict_reaches_no_output() {
+    // Issue 24, item 4: the judge's answer is text holding JSON; its verdict parser decodes
+    // that JSON, so a key spelled with `\u` escapes inside the verdict's `reason` was whole
+    // only in the grade's reason (shown by every reporter). The judge redacts what its
+    // parser builds, as the client does for the answer itself.
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path().join("workflows/tiny/tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        ws.path().join("workflows/tiny/workflow.yaml"),
+        TINY_WF.replace(
+            "tests:\n  caseTimeoutMs: 3000\n",
+            "tests:\n  caseTimeoutMs: 3000\n  judge:\n    model: fake-judge\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hello.test.yaml"),
+        format!("{TINY_CASE}  - grade: {{ closedQA: \"greets the user\", atLeast: 0.5 }}\n"),
+    )
+    .unwrap();
+    let escaped = format!("\\u0073k\\u002d{}", &KEY[3..]);
+    let fake = Fake::start(50, move |s| {
+        if is_judge(s) {
+            Reply::message(
+                Some(&format!(
+                    "{{\"score\": 1, \"pass\": true, \"reason\": \"it greets; key {escaped}\"}}"
+                )),
+                json!([]),
+            )
+        } else {
+            hello()
+        }
+    });
+    let (code, text) = run_tiny_with_reports(ws.path(), &fake);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("it greets; key <ENV:ARCHMAX_API_KEY>"),
+        "the decoded reason is shown, redacted: {text}"
+    );
+}

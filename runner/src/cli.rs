@@ -540,16 +540,19 @@ pub fn run_cli_with(
                     (Some(l), Some(wf)) => {
                         let (model, temperature, max_tokens) =
                             crate::model::config::judge_settings(wf, &l.env);
-                        Box::new(ModelJudge::new(
-                            (l.chat.0)(&l.env),
-                            JudgeSettings {
-                                model,
-                                temperature,
-                                max_tokens,
-                                timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
-                            },
-                            l.usage.clone(),
-                        ))
+                        Box::new(
+                            ModelJudge::new(
+                                (l.chat.0)(&l.env),
+                                JudgeSettings {
+                                    model,
+                                    temperature,
+                                    max_tokens,
+                                    timeout_ms: Some(wf.case_timeout_ms.unwrap_or(120_000)),
+                                },
+                                l.usage.clone(),
+                            )
+                            .redacting(l.env.key_secrets()),
+                        )
                     }
                     _ => Box::new(crate::grade::NoJudge),
                 }

@@ -451,6 +451,46 @@ fn verdicts_are_read_from_prose_or_fences_with_one_retry_then_score_zero() {
     ));
 }
 
+#[test]
+fn reasons_the_verdict_parser_decodes_are_redacted() {
+    // Issue 24, item 4: the answer's text is redacted by the transport, but a key spelled
+    // with `\u` escapes inside the verdict's JSON is whole only in the parsed reason.
+    let key = concat!("sk-", "judge-PLANTED-0000");
+    let escaped = format!("\\u0073{}", &key[1..]);
+    let env = wfx_runner::model::config::ModelEnv {
+        base_url: "http://127.0.0.1:9".into(),
+        api_key: key.into(),
+        model: "m".into(),
+        temperature: None,
+        max_tokens: None,
+        prices: Default::default(),
+    };
+    let grade = format!("{{\"score\": 1, \"reason\": \"met; {escaped}\"}}");
+    let correct = format!("{{\"verdict\": \"correct\", \"reason\": \"{escaped}!\"}}");
+    let veto = format!("{{\"verdict\": \"veto\", \"reason\": \"no {escaped}\"}}");
+    let (j, _) = judge_with(vec![&grade, &correct, &veto]);
+    let mut j = j.redacting(env.key_secrets());
+    let p = "<ENV:ARCHMAX_API_KEY>";
+    assert_eq!(
+        j.grade("c", "ev").unwrap(),
+        (1.0, Some(format!("met; {p}")))
+    );
+    assert_eq!(
+        j.rubric("r", &json!({})).unwrap(),
+        HookVerdict::Correct(format!("{p}!"))
+    );
+    assert_eq!(
+        j.rubric("r", &json!({})).unwrap(),
+        HookVerdict::Veto(format!("no {p}"))
+    );
+    // Without the secrets the parser does build the key: the redaction is what removes it.
+    let (mut bare, _) = judge_with(vec![&grade]);
+    assert_eq!(
+        bare.grade("c", "ev").unwrap(),
+        (1.0, Some(format!("met; {key}")))
+    );
+}
+
 const BUDGET: &str = "title: B\ninstructions: x\nstates:\n  work:\n    triggers: { manual: }\n    budget: { maxTurns: 2 }\n    on_error: esc\n    transitions: [{ to: esc, description: d }]\n  esc:\n    instructions: Apologise.\n";
 
 fn with_budget(agent: &mut dyn Agent, f: impl FnOnce(&mut Simulator<'_, '_>)) {

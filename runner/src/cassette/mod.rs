@@ -300,7 +300,8 @@ pub fn run_model_case(
             timeout_ms: Some(timeout_ms),
         },
         usage,
-    );
+    )
+    .redacting(model_env.key_secrets());
     let never = || false;
     let mut agent = Cancellable {
         inner: Box::new(agent),

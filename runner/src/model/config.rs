@@ -56,6 +56,20 @@ pub struct ModelEnv {
     pub prices: Prices,
 }
 
+impl ModelEnv {
+    /// The key as a redaction set (`ARCHMAX_API_KEY` → `<ENV:ARCHMAX_API_KEY>`, with the
+    /// cassette's length rule: a local server's placeholder key is no secret): what the
+    /// endpoint knows and may echo. The HTTP client redacts every answer with it, and the
+    /// judge what its verdict parser decodes from an answer ("no secrets in output",
+    /// docs/security.md).
+    pub fn key_secrets(&self) -> wfx_schemas::cassette::Secrets {
+        wfx_schemas::cassette::Secrets::from_env([(
+            "ARCHMAX_API_KEY".to_owned(),
+            self.api_key.clone(),
+        )])
+    }
+}
+
 impl std::fmt::Debug for ModelEnv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelEnv")

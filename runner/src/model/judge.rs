@@ -14,10 +14,17 @@
 //! JSON only, then the score is 0 with the reason `grader returned no readable JSON
 //! verdict`. A rubric answers `{verdict: ok|correct|veto, reason}`; anything unreadable is
 //! a veto (fail closed).
+//!
+//! The answer's text reaches the judge redacted (the transport's work), but the verdict is
+//! JSON inside that text: its parser decodes `\u` escapes, so a key spelled with them is
+//! whole only in the `reason` it builds. [`ModelJudge::redacting`] gives the judge the
+//! values to replace there, after parsing (issue 24; "no secrets in output",
+//! docs/security.md).
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use wfx_schemas::cassette::Secrets;
 
 use super::wire::{CallMeta, CallRole, ChatMessage, ChatRequest, ChatTransport, Role};
 use super::{UsageLog, record_usage};
@@ -246,6 +253,8 @@ pub struct ModelJudge {
     usage: Arc<Mutex<UsageLog>>,
     /// Questions asked so far (a `grade` or a rubric hook each): [`CallMeta::run`].
     questions: u64,
+    /// Values replaced in every reason the verdict parser builds (see the module docs).
+    secrets: Secrets,
 }
 
 impl ModelJudge {
@@ -260,7 +269,22 @@ impl ModelJudge {
             settings,
             usage,
             questions: 0,
+            secrets: Secrets::default(),
         }
+    }
+
+    /// The same judge replacing every value of `secrets` in the reasons it parses out of
+    /// an answer (normally [`super::config::ModelEnv::key_secrets`], what the endpoint
+    /// knows).
+    pub fn redacting(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// `reason` with the judge's secrets replaced.
+    fn unechoed(&self, mut reason: String) -> String {
+        self.secrets.redact_in_place(&mut reason);
+        reason
     }
 
     fn ask(
@@ -314,7 +338,7 @@ impl Judge for ModelJudge {
             Err(e) => Err(e),
         };
         self.questions += 1;
-        verdict
+        verdict.map(|(score, reason)| (score, reason.map(|r| self.unechoed(r))))
     }
 
     fn rubric(&mut self, instructions: &str, payload: &Value) -> Result<HookVerdict, String> {
@@ -328,6 +352,10 @@ impl Judge for ModelJudge {
         ];
         let answer = self.ask(CallRole::Rubric, 0, messages);
         self.questions += 1;
-        Ok(parse_rubric(&answer?))
+        Ok(match parse_rubric(&answer?) {
+            HookVerdict::Correct(r) => HookVerdict::Correct(self.unechoed(r)),
+            HookVerdict::Veto(r) => HookVerdict::Veto(self.unechoed(r)),
+            HookVerdict::Ok => HookVerdict::Ok,
+        })
     }
 }

@@ -66,7 +66,7 @@ impl HttpTransport {
         Self {
             url: format!("{}/chat/completions", env.base_url),
             key: env.api_key.clone(),
-            echo: Secrets::from_env([("ARCHMAX_API_KEY".to_owned(), env.api_key.clone())]),
+            echo: env.key_secrets(),
             agent,
             backoff_ms: 500,
         }
