@@ -86,13 +86,17 @@ fn chain(n: usize, allow: bool) -> MemFiles {
 /// Total bytes `check` allocates on the `n`-state chain; the chain must check clean (so
 /// every rule ran over all of it, none stopped early at a finding).
 fn check_bytes(n: usize, allow: bool) -> u64 {
-    let fs = chain(n, allow);
+    workspace_bytes(&chain(n, allow), &format!("the {n}-state chain"))
+}
+
+/// Total bytes `check` allocates on the workspace `fs`, which must check clean.
+fn workspace_bytes(fs: &MemFiles, what: &str) -> u64 {
     let before = ALLOCATED.load(Ordering::Relaxed);
-    let diags = check_workspace(&fs, "");
+    let diags = check_workspace(fs, "");
     let bytes = ALLOCATED.load(Ordering::Relaxed) - before;
     assert!(
         diags.is_empty(),
-        "the {n}-state chain should check clean: {:?}",
+        "{what} should check clean: {:?}",
         diags
             .iter()
             .take(3)
@@ -129,4 +133,32 @@ fn reachability_of_a_long_chain_is_linear() {
 #[test]
 fn governance_of_a_long_chain_is_linear() {
     assert_linear(true);
+}
+
+/// The sub-workflow walk (FORMAT §D.2 step 9, §E.9) derives what it needs of a target once
+/// per walk: `grants` grants of `archmax_workflow_chain` (a 5,000-state workflow) in one
+/// state used to clone the target's tree and derive its model and reachable states once
+/// per grant (2,000 grants of a 20,000-state target: over 5 minutes). Now the grants add
+/// their own YAML's cost, not a walk of the target each.
+#[test]
+fn delegating_many_times_to_a_large_workflow_walks_it_once() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let with_grants = |grants: usize| {
+        let mut y = String::from(
+            "title: Root\ninstructions: delegate\nstates:\n  start:\n    title: Start\n    triggers:\n      manual: {}\n    tools:\n      allow:\n",
+        );
+        for _ in 0..grants {
+            y.push_str("        - archmax_workflow_chain\n");
+        }
+        chain(5_000, false).with("workflows/root/workflow.yaml", y)
+    };
+    let one = workspace_bytes(&with_grants(1), "one grant");
+    let many = workspace_bytes(&with_grants(400), "400 grants");
+    let ratio = many as f64 / one as f64;
+    assert!(
+        ratio < 2.0,
+        "check allocated {one} bytes with one grant of the 5,000-state workflow and {many} with 400 (×{ratio:.1}); the grants' own YAML is a small fraction of the target's"
+    );
 }

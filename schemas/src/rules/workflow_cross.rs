@@ -21,6 +21,7 @@
 //!   all of which the sandbox refuses too. It is textual: no JavaScript parser.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::check::load_workflow;
@@ -1154,9 +1155,9 @@ fn reachable_states(root: &Node) -> Vec<&Entry> {
         .collect()
 }
 
-/// `(state slug, target slug, entry node)` for every `archmax_workflow_<slug>` grant of a
-/// reachable state.
-fn delegations(root: &Node) -> Vec<(String, String, &Node)> {
+/// `(state slug, target slug, range of the entry's tool)` for every
+/// `archmax_workflow_<slug>` grant of a reachable state.
+fn delegations(root: &Node) -> Vec<(String, String, TextRange)> {
     let mut out = Vec::new();
     for e in reachable_states(root) {
         for t in tool_entries(
@@ -1165,15 +1166,30 @@ fn delegations(root: &Node) -> Vec<(String, String, &Node)> {
                 .and_then(|t| t.get_value("allow")),
         ) {
             if let Some(target) = t.tool.strip_prefix("archmax_workflow_") {
-                out.push((key_text(e), target.to_owned(), t.tool_node));
+                out.push((key_text(e), target.to_owned(), t.tool_node.range));
             }
         }
     }
     out
 }
 
-/// A loaded sibling: its spec path and root, or `None` when missing or unusable.
-type Loaded = Option<(String, Node)>;
+/// What the walk needs of a loaded sibling, derived once per walk and shared by every step
+/// that reaches it: a step used to clone the sibling's whole tree and derive its model and
+/// delegations again, so `MAX_WALK_STEPS` delegations to one large workflow cost steps ×
+/// its size (minutes for 2,000 grants of a 20,000-state workflow).
+struct Sibling {
+    /// The spec's workspace-relative path.
+    path: String,
+    /// It declares a `manual` trigger (FORMAT §E.9: a sub-workflow's entry).
+    manual: bool,
+    /// `disabled: true`.
+    disabled: bool,
+    /// Its [`delegations`].
+    delegations: Rc<[(String, String, TextRange)]>,
+}
+
+/// A loaded sibling, or `None` when missing or unusable.
+type Loaded = Option<Rc<Sibling>>;
 
 struct Walk<'a> {
     fs: &'a dyn FileAccess,
@@ -1195,29 +1211,39 @@ impl Walk<'_> {
         };
         let loaded = load_workflow(self.fs, &dir).and_then(|info| {
             let model = info.model?;
-            is_usable(&model.root).then_some((info.path, model.root))
+            if !is_usable(&model.root) {
+                return None;
+            }
+            let wf = Workflow::from_node(&model.root);
+            Some(Rc::new(Sibling {
+                path: info.path,
+                manual: wf.trigger("manual").is_some(),
+                disabled: wf.disabled,
+                delegations: delegations(&model.root).into(),
+            }))
         });
         self.cache.insert(slug.to_owned(), loaded.clone());
         loaded
     }
 
-    /// Walks the delegations of `current` (whose spec is `spec`, at `path`). `top` is the
+    /// Walks the delegations `delegs` of `current` (whose spec is at `path`). `top` is the
     /// entry in the checked file the chain started from.
     fn walk(
         &mut self,
         current: &str,
-        spec: &Node,
+        delegs: &[(String, String, TextRange)],
         path: &str,
         chain: &mut Vec<String>,
         top: Option<TextRange>,
     ) {
-        for (state, target, node) in delegations(spec) {
+        for (state, target, node_range) in delegs {
+            let (state, target, node_range) = (state.as_str(), target.clone(), *node_range);
             self.steps += 1;
             if self.steps > MAX_WALK_STEPS {
                 return;
             }
             let nested = top.is_some();
-            let range = top.unwrap_or(node.range);
+            let range = top.unwrap_or(node_range);
             let entry = format!("archmax_workflow_{target}");
             let where_ = if nested {
                 format!("workflow `{current}` (state `{state}`) allows `{entry}`")
@@ -1229,7 +1255,7 @@ impl Walk<'_> {
                 if nested {
                     d = d.with_related(
                         path.to_owned(),
-                        node.range,
+                        node_range,
                         format!("delegation in workflow `{current}`"),
                     );
                 }
@@ -1261,7 +1287,7 @@ impl Walk<'_> {
                 );
                 continue;
             }
-            let Some((target_path, target_root)) = self.load(&target) else {
+            let Some(sibling) = self.load(&target) else {
                 emit(
                     &d::WFC_SUB_WORKFLOW_MISSING,
                     format!(
@@ -1271,8 +1297,7 @@ impl Walk<'_> {
                 );
                 continue;
             };
-            let target_model = Workflow::from_node(&target_root);
-            if target_model.trigger("manual").is_none() {
+            if !sibling.manual {
                 emit(
                     &d::WFC_SUB_WORKFLOW_NO_MANUAL,
                     format!(
@@ -1282,7 +1307,7 @@ impl Walk<'_> {
                 );
                 continue;
             }
-            if target_model.disabled {
+            if sibling.disabled {
                 emit(
                     &d::WFC_SUB_WORKFLOW_DISABLED,
                     format!(
@@ -1303,7 +1328,8 @@ impl Walk<'_> {
                     self,
                 );
             } else {
-                self.walk(&target, &target_root, &target_path, chain, Some(range));
+                let nested = Rc::clone(&sibling.delegations);
+                self.walk(&target, &nested, &sibling.path, chain, Some(range));
             }
             chain.pop();
         }
@@ -1326,7 +1352,7 @@ fn sub_workflows(
         out: Vec::new(),
     };
     let mut chain = vec![dir.slug.clone()];
-    w.walk(&dir.slug, root, file, &mut chain, None);
+    w.walk(&dir.slug, &delegations(root), file, &mut chain, None);
     out.append(&mut w.out);
 }
 
