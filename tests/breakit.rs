@@ -143,7 +143,10 @@ fn opening_a_long_regex_alternation_does_not_kill_the_server() {
     let (mut s, _) = Server::start(ws.path());
     let u = uri(&ws.path().join(TESTS).join("re.test.yaml"));
     s.open(&u, &alternation_case(100_000));
-    std::thread::sleep(Duration::from_secs(2));
+    // The case's diagnostics come once its check (which compiles the token) is done; a
+    // server that died on the way closes stdout and the wait fails (no fixed delay, which
+    // a slow machine outlasts before the crash).
+    s.diagnostics(&u, 1);
     assert!(
         s.child.try_wait().unwrap().is_none(),
         "the server died after opening the case"
