@@ -5,7 +5,10 @@
 //! description, verdict, every step with its outcome (✔ passed, ✖ failed with the detail,
 //! ○ not executed, numbered from 1), the error of a case that died, the case's transcript
 //! (its evidence, [`crate::evidence`]; open when something was refused), and the workflow
-//! graph (SVG from `Graph::to_svg`) with the case's path lit ([`crate::path::case_path`]).
+//! graph (SVG) with the case's path lit ([`crate::path::case_path`]). A workflow is laid out
+//! once (`Graph::svg_drawing`, its boxes wide enough for every case's ` @N` labels) and each
+//! case's path is drawn on that layout: the layout is the expensive part (up to
+//! `graph::MAX_LAYOUT_WORK`), so a suite of many cases costs one.
 //! Selecting a state — its label on the graph or its name in the legend, plain links, no
 //! script — jumps to a block listing what happened in that state (`:target` highlights it,
 //! and shows its entries even when the block is collapsed, through `::details-content`).
@@ -32,7 +35,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use wfx_schemas::files::FileAccess;
-use wfx_schemas::graph::{EdgeKind, Graph, NodeKind};
+use wfx_schemas::graph::{CasePath, EdgeKind, Graph, NodeKind, SvgDrawing};
 use wfx_schemas::model::case::{Case, CaseStep, is_action};
 use wfx_schemas::model::workflow::Workflow;
 use wfx_schemas::yaml;
@@ -218,8 +221,15 @@ fn suite(o: &mut String, si: usize, run: &SuiteRun, fs: &dyn FileAccess, coverag
         );
     }
     o.push_str("</tbody></table>\n");
-    for (ci, case) in run.cases.iter().enumerate() {
-        case_section(o, si, ci, case, graph.as_ref(), fs);
+    // One layout per workflow: every case's path is drawn on it (its boxes fit the widest
+    // ` @N` label any case gives them), never a layout per case.
+    let paths: Vec<CasePath> = run.cases.iter().map(case_path).collect();
+    let drawing = graph.as_ref().map(|g| {
+        let lit: Vec<Option<&CasePath>> = paths.iter().map(Some).collect();
+        g.svg_drawing(&lit)
+    });
+    for (ci, (case, path)) in run.cases.iter().zip(&paths).enumerate() {
+        case_section(o, si, ci, case, path, drawing.as_ref(), fs);
     }
     o.push_str("</section>\n");
 }
@@ -318,12 +328,15 @@ fn states_table(o: &mut String, g: &Graph) {
     o.push_str("</tbody></table></details>\n");
 }
 
+/// One case: its text, steps, transcript and failures, and the workflow's graph `drawing`
+/// (laid out once per workflow, [`Graph::svg_drawing`]) with the case's `path` lit.
 fn case_section(
     o: &mut String,
     si: usize,
     ci: usize,
     case: &CaseRun,
-    graph: Option<&Graph>,
+    path: &CasePath,
+    drawing: Option<&Result<SvgDrawing, String>>,
     fs: &dyn FileAccess,
 ) {
     let r = &case.result;
@@ -392,14 +405,17 @@ fn case_section(
         o.push_str("</ul></div>\n");
     }
     o.push_str("</div>\n<figure class=\"graph\">\n");
-    let path = case_path(case);
     let states = case.evidence.states();
     let anchors: Vec<(&str, String)> = states
         .iter()
         .enumerate()
         .map(|(k, s)| (*s, format!("{}-s{k}", case_anchor(si, ci))))
         .collect();
-    match graph.map(|g| g.to_svg(Some(&path))) {
+    match drawing.map(|d| {
+        d.as_ref()
+            .map_err(Clone::clone)
+            .and_then(|d| d.render(Some(path)))
+    }) {
         Some(Ok(svg)) => o.push_str(&link_states(
             &embed_svg(&svg, &format!("g{si}-{ci}-"), &r.id),
             &anchors,
@@ -413,7 +429,7 @@ fn case_section(
         "The case reached no state.".to_owned()
     } else {
         let mut reached: Vec<(&String, &usize)> = path.reached.iter().collect();
-        reached.sort_by_key(|(s, step)| (**step, path_order(&path, s)));
+        reached.sort_by_key(|(s, step)| (**step, path_order(path, s)));
         let parts: Vec<String> = reached
             .iter()
             .map(|(s, step)| match anchors.iter().find(|(a, _)| a == s) {

@@ -377,3 +377,96 @@ fn coverage_report_marks_covered_and_uncovered_elements_apart() {
     dedup.dedup();
     assert_eq!(dedup.len(), ids_in_doc.len(), "duplicate element ids");
 }
+
+/// A workspace in a temporary folder: one workflow `ring` of `states` states in a ring with
+/// chords (every state leads to the next and to a far one, so the layout has crossings to
+/// optimize), and `cases` one-line cases (no agent: each is "not run", with its graph).
+fn ring_workspace(states: usize, cases: usize) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path().join("workflows/ring/tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut src = String::from("title: Ring\ninstructions: Go round.\nstates:\n");
+    for i in 0..states {
+        src.push_str(&format!(
+            "  s{i}:\n{}    transitions:\n      - {{ to: s{}, description: next }}\n      - {{ to: s{}, description: jump }}\n",
+            if i == 0 { "    triggers: { manual: }\n" } else { "" },
+            (i + 1) % states,
+            (i * 7 + 3) % states
+        ));
+    }
+    std::fs::write(ws.path().join("workflows/ring/workflow.yaml"), src).unwrap();
+    for c in 0..cases {
+        std::fs::write(
+            dir.join(format!("c{c:03}.test.yaml")),
+            "steps: [{ send: hi }]\n",
+        )
+        .unwrap();
+    }
+    ws
+}
+
+/// Issue 24: the report laid the graph out again for every case (200 one-line cases of a
+/// 63-state ring with chords: 27 s of CPU, each layout spending the whole crossing budget).
+/// Now a workflow is laid out once and every case's path is drawn on that layout: one
+/// layout for the suite (the example's nine cases, or 40 cases of the ring), plus one for
+/// the coverage graph with `--coverage`.
+#[test]
+fn the_report_lays_each_workflow_out_once_whatever_its_cases() {
+    use wfx_schemas::graph::layouts_on_this_thread;
+    let ws = corpus();
+    let before = layouts_on_this_thread();
+    let (_, html) = report(&ws);
+    assert_eq!(html.matches("<svg").count(), 9, "a graph per case");
+    assert_eq!(
+        layouts_on_this_thread() - before,
+        1,
+        "one layout for nine cases"
+    );
+    let before = layouts_on_this_thread();
+    let (_, html, _) = report_with(&ws, true);
+    assert_eq!(html.matches("<svg").count(), 10);
+    assert_eq!(
+        layouts_on_this_thread() - before,
+        2,
+        "the cases' layout and coverage's"
+    );
+
+    let ring = ring_workspace(63, 40);
+    let out = tempfile::tempdir().unwrap();
+    let clock = FixedClock::default();
+    let opts = TestOptions {
+        reporters: vec!["html".into()],
+        out_dir: Some(out.path().to_path_buf()),
+        ..Default::default()
+    };
+    let (mut so, mut se) = (Vec::new(), Vec::new());
+    let before = layouts_on_this_thread();
+    run_cli_with(
+        &opts,
+        ring.path(),
+        &CliContext {
+            clock: &clock,
+            model: None,
+        },
+        &mut so,
+        &mut se,
+    );
+    assert_eq!(
+        layouts_on_this_thread() - before,
+        1,
+        "one layout for 40 cases"
+    );
+    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 40, "a graph per case");
+    // Every case's graph has the one layout's geometry.
+    let geometry = |svg: &str| -> Vec<String> {
+        svg.split("<rect ")
+            .skip(1)
+            .map(|r| r.split(" fill=").next().unwrap_or("").to_owned())
+            .collect()
+    };
+    let graphs: Vec<&str> = html.split("<svg ").skip(1).collect();
+    let first = geometry(graphs[0]);
+    assert_eq!(first.len(), 63, "a box per state");
+    assert!(graphs.iter().all(|g| geometry(g) == first));
+}

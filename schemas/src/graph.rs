@@ -559,12 +559,512 @@ mod tests {
     }
 }
 
+/// How one node is drawn for one path (see [`Graph::node_style`]).
+struct NodeStyle {
+    label: String,
+    shape: &'static str,
+    fill: &'static str,
+    color: &'static str,
+}
+
+/// How one edge is drawn for one path (see [`Graph::edge_style`]).
+struct EdgeStyle {
+    label: String,
+    dashed: bool,
+    /// `None`: the renderer's default (black).
+    color: Option<&'static str>,
+}
+
+/// The text `layout-rs` draws for a label written into DOT by [`escape_dot`]: what its
+/// lexer reads back (line breaks are `\n`, other controls U+FFFD, escapes undone).
+fn dot_text(s: &str) -> String {
+    s.replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .chars()
+        .map(|c| {
+            if c != '\n' && crate::inert::is_unsafe(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Colour codes that name the node or edge a draw call belongs to in the one layout a
+/// [`SvgDrawing`] records (the renderer passes colours through untouched; every real colour
+/// is opaque, alpha `ff`, so a code's alpha byte says what it names): `#iiiiii00` the fill
+/// and `#iiiiii02` the outline of node `i`, `#jjjjjj01` the line of edge `j`.
+const NODE_FILL: u32 = 0x00;
+const EDGE_LINE: u32 = 0x01;
+const NODE_LINE: u32 = 0x02;
+
+fn code_colour(kind: u32, index: usize) -> String {
+    format!("#{:06x}{kind:02x}", index & 0xff_ffff)
+}
+
+/// `(kind, index)` of a colour code, or `None` for a real colour.
+fn decode_colour(c: &layout::core::color::Color) -> Option<(u32, usize)> {
+    let web = c.to_web_color();
+    let v = u32::from_str_radix(web.trim_start_matches('#'), 16).ok()?;
+    let kind = v & 0xff;
+    (kind <= NODE_LINE).then_some((kind, (v >> 8) as usize))
+}
+
+/// One call `layout-rs` made on its render backend, as [`SvgDrawing`] recorded it.
+#[derive(Clone, Debug)]
+enum DrawOp {
+    Rect {
+        xy: layout::core::geometry::Point,
+        size: layout::core::geometry::Point,
+        look: layout::core::style::StyleAttr,
+        properties: Option<String>,
+        clip: Option<layout::core::format::ClipHandle>,
+    },
+    Line {
+        start: layout::core::geometry::Point,
+        stop: layout::core::geometry::Point,
+        look: layout::core::style::StyleAttr,
+        properties: Option<String>,
+    },
+    Circle {
+        xy: layout::core::geometry::Point,
+        size: layout::core::geometry::Point,
+        look: layout::core::style::StyleAttr,
+        properties: Option<String>,
+    },
+    Text {
+        xy: layout::core::geometry::Point,
+        text: String,
+        look: layout::core::style::StyleAttr,
+    },
+    Arrow {
+        path: Vec<(layout::core::geometry::Point, layout::core::geometry::Point)>,
+        dashed: bool,
+        head: (bool, bool),
+        look: layout::core::style::StyleAttr,
+        properties: Option<String>,
+        text: String,
+    },
+    Clip {
+        xy: layout::core::geometry::Point,
+        size: layout::core::geometry::Point,
+        rounded: usize,
+    },
+}
+
+/// A render backend that keeps the calls for later ([`SvgDrawing::render`]).
+#[derive(Default)]
+struct Recorder {
+    ops: Vec<DrawOp>,
+    clips: usize,
+}
+
+impl layout::core::format::RenderBackend for Recorder {
+    fn draw_rect(
+        &mut self,
+        xy: layout::core::geometry::Point,
+        size: layout::core::geometry::Point,
+        look: &layout::core::style::StyleAttr,
+        properties: Option<String>,
+        clip: Option<layout::core::format::ClipHandle>,
+    ) {
+        self.ops.push(DrawOp::Rect {
+            xy,
+            size,
+            look: look.clone(),
+            properties,
+            clip,
+        });
+    }
+
+    fn draw_line(
+        &mut self,
+        start: layout::core::geometry::Point,
+        stop: layout::core::geometry::Point,
+        look: &layout::core::style::StyleAttr,
+        properties: Option<String>,
+    ) {
+        self.ops.push(DrawOp::Line {
+            start,
+            stop,
+            look: look.clone(),
+            properties,
+        });
+    }
+
+    fn draw_circle(
+        &mut self,
+        xy: layout::core::geometry::Point,
+        size: layout::core::geometry::Point,
+        look: &layout::core::style::StyleAttr,
+        properties: Option<String>,
+    ) {
+        self.ops.push(DrawOp::Circle {
+            xy,
+            size,
+            look: look.clone(),
+            properties,
+        });
+    }
+
+    fn draw_text(
+        &mut self,
+        xy: layout::core::geometry::Point,
+        text: &str,
+        look: &layout::core::style::StyleAttr,
+    ) {
+        self.ops.push(DrawOp::Text {
+            xy,
+            text: text.to_owned(),
+            look: look.clone(),
+        });
+    }
+
+    fn draw_arrow(
+        &mut self,
+        path: &[(layout::core::geometry::Point, layout::core::geometry::Point)],
+        dashed: bool,
+        head: (bool, bool),
+        look: &layout::core::style::StyleAttr,
+        properties: Option<String>,
+        text: &str,
+    ) {
+        self.ops.push(DrawOp::Arrow {
+            path: path.to_vec(),
+            dashed,
+            head,
+            look: look.clone(),
+            properties,
+            text: text.to_owned(),
+        });
+    }
+
+    fn create_clip(
+        &mut self,
+        xy: layout::core::geometry::Point,
+        size: layout::core::geometry::Point,
+        rounded_px: usize,
+    ) -> layout::core::format::ClipHandle {
+        self.ops.push(DrawOp::Clip {
+            xy,
+            size,
+            rounded: rounded_px,
+        });
+        self.clips += 1;
+        self.clips - 1
+    }
+}
+
+thread_local! {
+    /// Layouts [`Graph::svg_drawing`] ran on this thread (see [`layouts_on_this_thread`]).
+    static LAYOUTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many graph layouts (`layout-rs` runs, the expensive part of an SVG) this thread has
+/// done: tests and benchmarks count them (the HTML report lays a workflow out once, not
+/// once per case).
+pub fn layouts_on_this_thread() -> u64 {
+    LAYOUTS.with(std::cell::Cell::get)
+}
+
+/// A graph laid out once, drawn as SVG with any of the paths it was laid out for lit
+/// ([`Graph::svg_drawing`], [`SvgDrawing::render`]). The HTML report lays each workflow out
+/// once and draws every case's path on that one layout (200 cases of a 63-state ring with
+/// chords were 200 layouts, 27 s of CPU).
+#[derive(Clone, Debug)]
+pub struct SvgDrawing {
+    graph: Graph,
+    ops: Vec<DrawOp>,
+    layout: SvgLayout,
+}
+
+impl SvgDrawing {
+    /// What the one layout spent.
+    pub fn layout(&self) -> SvgLayout {
+        self.layout
+    }
+
+    /// The standalone SVG document of the graph with `path` lit, on the recorded layout:
+    /// fills, outlines, edge colours and the ` @<step>` / ` ×N` labels are `path`'s, every
+    /// position is the layout's. Drawing a path the drawing was not laid out for (see
+    /// [`Graph::svg_drawing`]) works, but a longer label than the one reserved may overflow
+    /// its box. Errors only if the renderer panics.
+    pub fn render(&self, path: Option<&CasePath>) -> Result<String, String> {
+        let g = &self.graph;
+        let nodes: Vec<NodeStyle> = g.nodes.iter().map(|n| g.node_style(n, path)).collect();
+        let edges: Vec<EdgeStyle> = g.edges.iter().map(|e| g.edge_style(e, path)).collect();
+        let (nodes, edges) = (&nodes, &edges);
+        let colour = |c: &layout::core::color::Color| -> layout::core::color::Color {
+            match decode_colour(c) {
+                Some((NODE_FILL, i)) => nodes
+                    .get(i)
+                    .map_or(*c, |n| layout::core::color::Color::fast(n.fill)),
+                Some((NODE_LINE, i)) => nodes
+                    .get(i)
+                    .map_or(*c, |n| layout::core::color::Color::fast(n.color)),
+                Some((_, j)) => edges.get(j).map_or(*c, |e| {
+                    layout::core::color::Color::fast(e.color.unwrap_or("black"))
+                }),
+                None => *c,
+            }
+        };
+        let restyle = |look: &layout::core::style::StyleAttr| {
+            let mut look = look.clone();
+            look.line_color = colour(&look.line_color);
+            look.fill_color = look.fill_color.as_ref().map(&colour);
+            look
+        };
+        let ops = &self.ops;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            use layout::core::format::RenderBackend as _;
+            let mut svg = layout::backends::svg::SVGWriter::new();
+            for op in ops {
+                match op {
+                    DrawOp::Rect {
+                        xy,
+                        size,
+                        look,
+                        properties,
+                        clip,
+                    } => svg.draw_rect(*xy, *size, &restyle(look), properties.clone(), *clip),
+                    DrawOp::Line {
+                        start,
+                        stop,
+                        look,
+                        properties,
+                    } => svg.draw_line(*start, *stop, &restyle(look), properties.clone()),
+                    DrawOp::Circle {
+                        xy,
+                        size,
+                        look,
+                        properties,
+                    } => svg.draw_circle(*xy, *size, &restyle(look), properties.clone()),
+                    DrawOp::Text { xy, text, look } => {
+                        // A node's label is the path's; an edge's (drawn with the edge's
+                        // look, no fill) is the same for every path.
+                        let label = match look.fill_color.as_ref().and_then(decode_colour) {
+                            Some((NODE_FILL, i)) => nodes.get(i).map(|n| dot_text(&n.label)),
+                            _ => None,
+                        };
+                        svg.draw_text(*xy, label.as_deref().unwrap_or(text), &restyle(look));
+                    }
+                    DrawOp::Arrow {
+                        path,
+                        dashed,
+                        head,
+                        look,
+                        properties,
+                        text,
+                    } => svg.draw_arrow(
+                        path,
+                        *dashed,
+                        *head,
+                        &restyle(look),
+                        properties.clone(),
+                        text,
+                    ),
+                    DrawOp::Clip { xy, size, rounded } => {
+                        svg.create_clip(*xy, *size, *rounded);
+                    }
+                }
+            }
+            svg.finalize()
+        }))
+        .map_err(|_| "graph layout failed (renderer panicked)".to_owned())
+    }
+}
+
 impl Graph {
+    /// How node `n` is drawn with `path` lit: its label (` @<step>` when the path reached
+    /// it, ` ×N` / ` (not covered)` for coverage), shape, fill and outline.
+    fn node_style(&self, n: &GraphNode, path: Option<&CasePath>) -> NodeStyle {
+        let lit = path.is_some_and(|p| {
+            p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty())
+        });
+        let mut label = match n.kind {
+            NodeKind::Start => "start".to_owned(),
+            NodeKind::Human => format!("{} (human)", n.id),
+            NodeKind::Agent if n.terminal => format!("{} (end)", n.id),
+            NodeKind::Agent => n.id.clone(),
+        };
+        let coverage = path.is_some_and(|p| p.coverage);
+        if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
+            if coverage {
+                let _ = write!(label, " ×{step}");
+            } else {
+                let _ = write!(label, " @{step}");
+            }
+        } else if coverage && n.kind != NodeKind::Start {
+            label.push_str(" (not covered)");
+        }
+        let (shape, fill) = match n.kind {
+            NodeKind::Start => ("circle", "white"),
+            NodeKind::Human => ("box", "#fff4d6"),
+            NodeKind::Agent if n.terminal => ("box", "#e8f4ea"),
+            NodeKind::Agent => ("box", "white"),
+        };
+        let fill = if lit { "#bcdcff" } else { fill };
+        let color = match (lit, coverage) {
+            (true, _) => "#1565c0",
+            (false, true) => "#c62828",
+            (false, false) => "black",
+        };
+        NodeStyle {
+            label,
+            shape,
+            fill,
+            color,
+        }
+    }
+
+    /// How edge `e` is drawn with `path` lit: its label, dashes and colour.
+    fn edge_style(&self, e: &GraphEdge, path: Option<&CasePath>) -> EdgeStyle {
+        let label = match &e.kind {
+            EdgeKind::Trigger | EdgeKind::OnError => e.label.clone().unwrap_or_default(),
+            EdgeKind::Transition(Some(t)) => t.clone(),
+            EdgeKind::Transition(None) => String::new(),
+        };
+        let color = if path.is_some_and(|p| p.lit_edge(&e.source, &e.target)) {
+            Some("#1565c0")
+        } else if path.is_some_and(|p| p.coverage) {
+            Some("#c62828")
+        } else {
+            None
+        };
+        EdgeStyle {
+            label,
+            dashed: e.conditional,
+            color,
+        }
+    }
+
     /// DOT in the subset the `layout-rs` renderer reads (boxes and circles, `fillcolor`,
-    /// `color`, edge labels), used for [`Graph::to_svg`].
-    fn to_layout_dot(&self, path: Option<&CasePath>) -> String {
+    /// `color`, edge labels) for one layout: each node's label is the widest any of `paths`
+    /// gives it (so every path's label fits its box), and its colours are codes naming the
+    /// node or edge ([`NODE_FILL`], [`NODE_LINE`], [`EDGE_LINE`]) for [`SvgDrawing::render`]
+    /// to replace. Colours do not move anything; labels do (a box is as wide as its label).
+    fn to_layout_dot(&self, paths: &[Option<&CasePath>]) -> String {
+        let paths: &[Option<&CasePath>] = if paths.is_empty() { &[None] } else { paths };
         let mut out = String::from("digraph workflow {\n");
-        for n in &self.nodes {
+        for (i, n) in self.nodes.iter().enumerate() {
+            let mut widest: Option<NodeStyle> = None;
+            for p in paths {
+                let st = self.node_style(n, *p);
+                let wider = widest.as_ref().is_none_or(|w| {
+                    dot_text(&st.label).chars().count() > dot_text(&w.label).chars().count()
+                });
+                if wider {
+                    widest = Some(st);
+                }
+            }
+            let Some(st) = widest else { continue };
+            let _ = writeln!(
+                out,
+                "  \"{}\" [label=\"{}\", shape={}, style=filled, fillcolor=\"{}\", color=\"{}\"];",
+                escape_dot(&n.id),
+                escape_dot(&st.label),
+                st.shape,
+                code_colour(NODE_FILL, i),
+                code_colour(NODE_LINE, i),
+            );
+        }
+        for (j, e) in self.edges.iter().enumerate() {
+            let st = self.edge_style(e, None);
+            let mut attrs = Vec::new();
+            if !st.label.is_empty() {
+                attrs.push(format!("label=\"{}\"", escape_dot(&st.label)));
+            }
+            if st.dashed {
+                attrs.push("style=dashed".into());
+            }
+            attrs.push(format!("color=\"{}\"", code_colour(EDGE_LINE, j)));
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\" [{}];",
+                escape_dot(&e.source),
+                escape_dot(&e.target),
+                attrs.join(", ")
+            );
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    /// Lays the graph out with `layout-rs` and renders a standalone SVG document (no external
+    /// resources). Lit states carry ` @<step>` (the case step at which they were reached).
+    /// Errors carry the renderer's message; a renderer panic is caught and reported as an
+    /// error. Graphs with more than [`MAX_SVG_NODES`] nodes or [`MAX_SVG_EDGES`] edges are
+    /// refused with an error before layout: `layout-rs` takes time that grows much faster
+    /// than the graph (measured in a debug build on a ring of states with chords: 51 nodes
+    /// 0.8 s, 101 nodes 43 s), so a big workflow could stall its caller. A state name
+    /// holding U+0000 is also an error (the renderer's lexer reads NUL as end of input).
+    /// To draw several paths on one graph, lay it out once with [`Self::svg_drawing`].
+    pub fn to_svg(&self, path: Option<&CasePath>) -> Result<String, String> {
+        self.to_svg_measured(path).map(|(svg, _)| svg)
+    }
+
+    /// [`Self::to_svg`], also saying what the layout spent: at most [`MAX_LAYOUT_WORK`] units
+    /// of edge-crossing optimization (then [`SvgLayout::cut`]), so no graph within the node
+    /// and edge bounds takes seconds.
+    pub fn to_svg_measured(&self, path: Option<&CasePath>) -> Result<(String, SvgLayout), String> {
+        let drawing = self.svg_drawing(&[path])?;
+        Ok((drawing.render(path)?, drawing.layout))
+    }
+
+    /// Lays the graph out once for drawing each of `paths` ([`SvgDrawing::render`]): every
+    /// node's box is as wide as the widest label any of them gives it, so each path's
+    /// ` @<step>` fits; positions do not depend on the path. One `layout-rs` run, with the
+    /// bounds and errors of [`Self::to_svg`]; `to_svg(p)` is `svg_drawing(&[p])` rendered
+    /// with `p`, byte for byte.
+    pub fn svg_drawing(&self, paths: &[Option<&CasePath>]) -> Result<SvgDrawing, String> {
+        if self.nodes.len() > MAX_SVG_NODES || self.edges.len() > MAX_SVG_EDGES {
+            return Err(format!(
+                "the graph has {} nodes and {} edges; SVG layout is limited to {MAX_SVG_NODES} nodes and {MAX_SVG_EDGES} edges (use the Mermaid or DOT output)",
+                self.nodes.len(),
+                self.edges.len()
+            ));
+        }
+        let dot = self.to_layout_dot(paths);
+        LAYOUTS.with(|c| c.set(c.get().saturating_add(1)));
+        let laid_out =
+            std::panic::catch_unwind(move || -> Result<(Vec<DrawOp>, SvgLayout), String> {
+                let mut parser = layout::gv::DotParser::new(&dot);
+                let ast = parser
+                    .process()
+                    .map_err(|e| format!("graph layout failed: {e}"))?;
+                let mut builder = layout::gv::GraphBuilder::new();
+                builder.visit_graph(&ast);
+                let mut vg = builder.get();
+                let mut rec = Recorder::default();
+                let work = vg.do_it_budgeted(false, false, false, &mut rec, MAX_LAYOUT_WORK);
+                Ok((
+                    rec.ops,
+                    SvgLayout {
+                        work: work.units,
+                        cut: work.exhausted,
+                    },
+                ))
+            })
+            .unwrap_or_else(|_| Err("graph layout failed (renderer panicked)".into()));
+        let (ops, layout) = laid_out?;
+        Ok(SvgDrawing {
+            graph: self.clone(),
+            ops,
+            layout,
+        })
+    }
+}
+
+#[cfg(test)]
+mod svg_tests {
+    use super::*;
+
+    /// The SVG as `to_svg` made it before drawings were recorded (issue 24): the DOT with
+    /// the real colours and labels, laid out and written in one go.
+    fn old_layout_dot(g: &Graph, path: Option<&CasePath>) -> String {
+        let mut out = String::from("digraph workflow {\n");
+        for n in &g.nodes {
             let lit = path.is_some_and(|p| {
                 p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty())
             });
@@ -603,7 +1103,7 @@ impl Graph {
                 escape_dot(&label)
             );
         }
-        for e in &self.edges {
+        for e in &g.edges {
             let lit = path.is_some_and(|p| p.lit_edge(&e.source, &e.target));
             let label = match &e.kind {
                 EdgeKind::Trigger | EdgeKind::OnError => e.label.clone().unwrap_or_default(),
@@ -634,55 +1134,159 @@ impl Graph {
         out
     }
 
-    /// Lays the graph out with `layout-rs` and renders a standalone SVG document (no external
-    /// resources). Lit states carry ` @<step>` (the case step at which they were reached).
-    /// Errors carry the renderer's message; a renderer panic is caught and reported as an
-    /// error. Graphs with more than [`MAX_SVG_NODES`] nodes or [`MAX_SVG_EDGES`] edges are
-    /// refused with an error before layout: `layout-rs` takes time that grows much faster
-    /// than the graph (measured in a debug build on a ring of states with chords: 51 nodes
-    /// 0.8 s, 101 nodes 43 s), so a big workflow could stall its caller. A state name
-    /// holding U+0000 is also an error (the renderer's lexer reads NUL as end of input).
-    pub fn to_svg(&self, path: Option<&CasePath>) -> Result<String, String> {
-        self.to_svg_measured(path).map(|(svg, _)| svg)
+    fn old_svg(g: &Graph, path: Option<&CasePath>) -> String {
+        let dot = old_layout_dot(g, path);
+        let mut parser = layout::gv::DotParser::new(&dot);
+        let ast = parser.process().unwrap();
+        let mut builder = layout::gv::GraphBuilder::new();
+        builder.visit_graph(&ast);
+        let mut vg = builder.get();
+        let mut svg = layout::backends::svg::SVGWriter::new();
+        vg.do_it_budgeted(false, false, false, &mut svg, MAX_LAYOUT_WORK);
+        svg.finalize()
     }
 
-    /// [`Self::to_svg`], also saying what the layout spent: at most [`MAX_LAYOUT_WORK`] units
-    /// of edge-crossing optimization (then [`SvgLayout::cut`]), so no graph within the node
-    /// and edge bounds takes seconds.
-    pub fn to_svg_measured(&self, path: Option<&CasePath>) -> Result<(String, SvgLayout), String> {
-        if self.nodes.len() > MAX_SVG_NODES || self.edges.len() > MAX_SVG_EDGES {
-            return Err(format!(
-                "the graph has {} nodes and {} edges; SVG layout is limited to {MAX_SVG_NODES} nodes and {MAX_SVG_EDGES} edges (use the Mermaid or DOT output)",
-                self.nodes.len(),
-                self.edges.len()
+    /// The `<style>` block holds one rule per font size in hash-map order; the rest is
+    /// deterministic. Sorted lines of it, the rest as is.
+    fn canonical(svg: &str) -> String {
+        match (svg.find("<style>"), svg.find("</style>")) {
+            (Some(a), Some(b)) => {
+                let mut rules: Vec<&str> = svg[a..b].lines().collect();
+                rules.sort_unstable();
+                format!("{}{}{}", &svg[..a], rules.join("\n"), &svg[b..])
+            }
+            _ => svg.to_owned(),
+        }
+    }
+
+    fn example_graphs() -> Vec<Graph> {
+        let mut out: Vec<Graph> = [
+            include_str!("../../tests/corpus/customer-support/workflows/order-lookup/workflow.yaml"),
+            include_str!("../../tests/corpus/customer-support/workflows/enrich-order/workflow.yaml"),
+            "states:\n  a:\n    title: \"x<script>\\\"]] \\\\ & `md` \\u001b[2J\"\n    triggers: { manual: }\n    transitions:\n      - { to: \"b\\\"\\\\\\nq\", type: \"a\\tb\\r\\nc\", description: \"a|b\\n::error x \\e[2J \\\"q\" }\n  \"b\\\"\\\\\\nq\": {}\n",
+        ]
+        .iter()
+        .map(|src| Graph::from_workflow(&Workflow::from_node(&crate::yaml::parse(src).documents[0])))
+        .collect();
+        let mut ring = String::from("states:\n");
+        for i in 0..63 {
+            ring.push_str(&format!(
+                "  s{i}:\n{}    transitions:\n      - {{ to: s{}, description: next }}\n      - {{ to: s{} }}\n",
+                if i == 0 { "    triggers: { manual: }\n" } else { "" },
+                (i + 1) % 63,
+                (i * 7 + 3) % 63
             ));
         }
-        let dot = self.to_layout_dot(path);
-        std::panic::catch_unwind(move || {
-            let mut parser = layout::gv::DotParser::new(&dot);
-            let ast = parser
-                .process()
-                .map_err(|e| format!("graph layout failed: {e}"))?;
-            let mut builder = layout::gv::GraphBuilder::new();
-            builder.visit_graph(&ast);
-            let mut vg = builder.get();
-            let mut svg = layout::backends::svg::SVGWriter::new();
-            let work = vg.do_it_budgeted(false, false, false, &mut svg, MAX_LAYOUT_WORK);
-            Ok((
-                svg.finalize(),
-                SvgLayout {
-                    work: work.units,
-                    cut: work.exhausted,
-                },
-            ))
-        })
-        .unwrap_or_else(|_| Err("graph layout failed (renderer panicked)".into()))
+        out.push(Graph::from_workflow(&Workflow::from_node(
+            &crate::yaml::parse(&ring).documents[0],
+        )));
+        out
     }
-}
 
-#[cfg(test)]
-mod svg_tests {
-    use super::*;
+    /// Some paths through `g`: none lit, the first three states in order, every state at a
+    /// two-digit step, and coverage of every other state.
+    fn paths_of(g: &Graph) -> Vec<Option<CasePath>> {
+        let states: Vec<&GraphNode> = g
+            .nodes
+            .iter()
+            .filter(|n| n.kind != NodeKind::Start)
+            .collect();
+        let mut first = CasePath::default();
+        let mut prev = START.to_owned();
+        for (k, n) in states.iter().take(3).enumerate() {
+            first.reached.insert(n.id.clone(), k + 1);
+            first.edges.push((prev, n.id.clone()));
+            prev = n.id.clone();
+        }
+        let mut all = CasePath::default();
+        for (k, n) in states.iter().enumerate() {
+            all.reached.insert(n.id.clone(), 10 + k);
+        }
+        let mut cov = CasePath {
+            coverage: true,
+            ..CasePath::default()
+        };
+        for n in states.iter().step_by(2) {
+            cov.reached.insert(n.id.clone(), 3);
+        }
+        cov.edges = g
+            .edges
+            .iter()
+            .step_by(2)
+            .map(|e| (e.source.clone(), e.target.clone()))
+            .collect();
+        vec![None, Some(first), Some(all), Some(cov)]
+    }
+
+    /// A recorded drawing rendered for the path it was laid out for is the SVG the renderer
+    /// wrote directly before (issue 24: the HTML report's example output is unchanged where
+    /// one path is drawn on its own layout).
+    #[test]
+    fn a_drawing_for_one_path_is_the_direct_svg_byte_for_byte() {
+        for g in example_graphs() {
+            for p in paths_of(&g) {
+                let new = g.to_svg(p.as_ref()).unwrap();
+                assert_eq!(
+                    canonical(&new),
+                    canonical(&old_svg(&g, p.as_ref())),
+                    "{p:?}"
+                );
+            }
+        }
+    }
+
+    /// Issue 24: the HTML report laid the graph out again for every case (200 one-line cases
+    /// of a 63-state ring: 27 s of CPU). One drawing serves every path: one layout, every
+    /// box wide enough for the widest label it gets, the same geometry for each path, and
+    /// each path's own labels and colours.
+    #[test]
+    fn one_layout_draws_every_path() {
+        let rect_geometry = |svg: &str| -> Vec<String> {
+            svg.split("<rect ")
+                .skip(1)
+                .map(|r| r.split(" fill=").next().unwrap_or("").to_owned())
+                .collect()
+        };
+        for g in example_graphs() {
+            let paths = paths_of(&g);
+            let refs: Vec<Option<&CasePath>> = paths.iter().map(Option::as_ref).collect();
+            let before = layouts_on_this_thread();
+            let d = g.svg_drawing(&refs).unwrap();
+            let svgs: Vec<String> = refs.iter().map(|p| d.render(*p).unwrap()).collect();
+            assert_eq!(layouts_on_this_thread(), before + 1);
+            let geometry = rect_geometry(&svgs[0]);
+            assert!(!geometry.is_empty());
+            for (svg, p) in svgs.iter().zip(&refs) {
+                assert_eq!(rect_geometry(svg), geometry, "{p:?}");
+                for n in &g.nodes {
+                    let want = dot_text(&g.node_style(n, *p).label);
+                    let shown = want
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .replace('&', "&amp;")
+                        .replace('<', "&lt;")
+                        .replace('>', "&gt;")
+                        .replace('"', "&quot;")
+                        .replace('\'', "&apos;");
+                    assert!(svg.contains(&format!(">{shown}<")), "{shown} in {p:?}");
+                }
+                let lit = svg.matches("#1565c0ff").count();
+                assert_eq!(
+                    lit == 0,
+                    p.is_none_or(|p| p.reached.is_empty() && p.edges.is_empty()),
+                    "{p:?}"
+                );
+                // Every colour is a real one (opaque), or the renderer's transparent: no code left.
+                for attr in [" fill=\"#", " stroke=\"#"] {
+                    for (k, _) in svg.match_indices(attr) {
+                        let c = &svg[k + attr.len()..k + attr.len() + 8];
+                        assert!(c.ends_with("ff") || c == "00000000", "colour #{c} in {p:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn svg_names_every_state_of_the_example_workflows() {
