@@ -921,4 +921,25 @@ fn a_key_escaped_inside_the_judge_verdict_reaches_no_output() {
         text.contains("it greets; key <ENV:ARCHMAX_API_KEY>"),
         "the decoded reason is shown, redacted: {text}"
     );
+    // The recording holds the judge's answer as text: the escaped spelling is redacted too
+    // (Secrets::redact reads a text's JSON escapes), so a replay with no key (CI) cannot
+    // decode it back into a reason.
+    let cassette = std::fs::read_to_string(dir.join("hello.cassette.json")).unwrap();
+    assert!(!cassette.contains(&KEY[3..]), "{cassette}");
+    let out = wfx()
+        .current_dir(ws.path())
+        .args(["test", "tiny", "--json"])
+        .output()
+        .unwrap();
+    let replay = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{replay}");
+    assert!(!replay.contains(&KEY[3..]), "{replay}");
+    assert!(
+        replay.contains("it greets; key <ENV:ARCHMAX_API_KEY>"),
+        "{replay}"
+    );
 }
