@@ -385,9 +385,13 @@ pub fn parse(text: &str) -> Result<Cassette, CassetteError> {
             ),
         ));
     }
+    // A bound crossed is said as it is; anything else from serde is "not a cassette".
     let positioned = |kind: CassetteErrorKind, e: serde_json::Error| CassetteError {
+        message: match kind {
+            CassetteErrorKind::Invalid => e.to_string(),
+            _ => format!("not a cassette: {e}"),
+        },
         kind,
-        message: format!("not a cassette: {e}"),
         offset: offset_of(text, e.line(), e.column()),
     };
     let parsed = {
