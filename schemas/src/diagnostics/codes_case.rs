@@ -156,7 +156,7 @@ code!(
     Error,
     "§B.2",
     "a `/…/flags` string does not compile as a JavaScript regex",
-    "Reply tokens, tool-assertion `input` values, mock `whenInput` values and `raised.reason` are regexes when written `/body/flags`. The body must compile with JavaScript semantics and the flags are `d g i m s u v y`, each at most once, never both `u` and `v`.\n\nFails:\n```yaml\n- reply: { includes: \"/(/\" }\n```\nPasses:\n```yaml\n- reply: { includes: \"/\\\\(/\" }\n```"
+    "Reply tokens, tool-assertion `input` values, mock `whenInput` values and `raised.reason` are regexes when written `/body/flags`. The body must compile with JavaScript semantics and the flags are `d g i m s u v y`, each at most once, never both `u` and `v`. Bounded work: a pattern has at most 1,000 `|` alternatives and builds at most 100,000 units of matcher (one per character, group and class range, a case-folded class 32 more; `\\k<name>` counts every group of that name), so a hostile token is refused here rather than compiled.\n\nFails:\n```yaml\n- reply: { includes: \"/(/\" }\n```\nPasses:\n```yaml\n- reply: { includes: \"/\\\\(/\" }\n```"
 );
 code!(
     CASE_INVALID_STEPS,
