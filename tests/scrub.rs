@@ -302,3 +302,50 @@ fn a_secret_set_over_the_redaction_bounds_is_refused_naming_them() {
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(out, format!("{rel}: 1 value(s) replaced\n"));
 }
+
+/// Issue 24, item 4: a cassette that does not parse because a value has the wrong type is
+/// reported with serde's message, which quotes the value. `check` masks key-shaped strings
+/// in its messages (WFX450); `scrub` (redaction by value only) and a replay in `test`
+/// printed a key-shaped string that is no variable's value verbatim. A cassette error shown
+/// to a person masks it (`CassetteError`'s `Display`).
+#[test]
+fn a_cassette_error_quoting_a_key_shaped_value_masks_it_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let tests = root.join("workflows/wf/tests");
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(
+        root.join("workflows/wf/workflow.yaml"),
+        "title: W\ninstructions: x\nstates:\n  a:\n    triggers: { manual: }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tests.join("a.test.yaml"),
+        "title: t\ndescription: d\nsteps:\n  - send: hi\n",
+    )
+    .unwrap();
+    let shaped = concat!("sk-", "proj-FAKEonlyNOTaREALkey0000");
+    let c = cassette("m", "p");
+    let text = wfx_schemas::cassette::to_json(&c, &Secrets::default())
+        .0
+        .replacen("\"stepMs\": 1", &format!("\"stepMs\": \"{shaped}\""), 1);
+    std::fs::write(tests.join("a.cassette.json"), &text).unwrap();
+    let (code, out, err) = scrub(root, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("invalid type: string \"***"), "{err}");
+    let test = Command::new(env!("CARGO_BIN_EXE_wfx-lsp"))
+        .current_dir(root)
+        .args(["test", "wf", "--json"])
+        .output()
+        .unwrap();
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&test.stdout),
+        String::from_utf8_lossy(&test.stderr)
+    );
+    assert!(shown.contains("invalid type: string \\\"***"), "{shown}");
+    for s in [&out, &err, &shown] {
+        assert!(!s.contains(shaped), "{s}");
+        assert!(!s.contains(&shaped[8..]), "{s}");
+    }
+}

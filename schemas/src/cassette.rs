@@ -334,9 +334,16 @@ pub struct CassetteError {
     pub offset: Option<usize>,
 }
 
+/// The message as shown to a person: every key-shaped string masked
+/// (`crate::rules::cassette::mask_key_shaped`, the masking of `check`'s cassette messages and
+/// code frames). serde's message quotes a value it could not take, so a cassette that does
+/// not parse would otherwise print a credential-like string from the file in a replay's
+/// failure, `scrub`'s and `export-agent`'s errors (issue 24; docs/cassettes.md, "Secrets").
+/// The rules read [`CassetteError::message`] itself (they need the unknown key's name to
+/// place a diagnostic) and mask their own messages.
 impl std::fmt::Display for CassetteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&crate::rules::cassette::mask_key_shaped(&self.message))
     }
 }
 

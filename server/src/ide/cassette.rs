@@ -284,7 +284,7 @@ pub(crate) fn rename_state(
     old: &str,
     new: &str,
 ) -> Result<Vec<TextEdit>, String> {
-    let c = cassette::parse(text).map_err(|e| e.message)?;
+    let c = cassette::parse(text).map_err(|e| e.to_string())?;
     let mut want: BTreeMap<Vec<String>, String> = BTreeMap::new();
     let mut ids: BTreeSet<&str> = BTreeSet::new();
     let to = |x: &[&dyn ToString]| p(x);
