@@ -571,3 +571,36 @@ fn a_cancelled_or_failed_recording_writes_nothing() {
         .collect();
     assert!(names.is_empty(), "temporary files left: {names:?}");
 }
+
+/// Issue 24, item 4: a replay's mismatch line and drift warnings quote the recording and the
+/// run; a key-shaped string in either is masked there as in `check`'s code frames
+/// (`wfx_schemas::rules::cassette::mask_key_shaped`), so it never reaches a CI log.
+#[test]
+fn mismatch_lines_and_drift_warnings_mask_key_shaped_strings() {
+    const SHAPED: &str = concat!("sk-", "proj-FAKEonlyNOTaREALkey0000");
+    let e = mismatch(
+        Conv {
+            user: SHAPED,
+            ..Conv::default()
+        },
+        0,
+    );
+    assert!(e.contains("got \"****"), "{e}");
+    assert!(!e.contains(&SHAPED[8..]), "{e}");
+    let (out, tape) = replay(
+        &Conv {
+            system: concat!(
+                "You are the agent.\nUse sk-",
+                "proj-FAKEonlyNOTaREALkey0000"
+            ),
+            ..Conv::default()
+        },
+        3,
+        false,
+    );
+    assert!(out.iter().all(Result::is_ok), "{out:?}");
+    let warnings = tape.warnings().join("\n");
+    assert!(warnings.contains("prompt drift"), "{warnings}");
+    assert!(warnings.contains("****"), "{warnings}");
+    assert!(!warnings.contains(&SHAPED[8..]), "{warnings}");
+}

@@ -29,6 +29,7 @@ use wfx_schemas::cassette::{
     RecordedMessage, RecordedRequest, RecordedResponse, RecordedTool, RecordedToolCall,
     RecordedUsage, VERSION,
 };
+use wfx_schemas::rules::cassette::mask_key_shaped;
 
 use crate::model::judge::cap;
 use crate::model::wire::{
@@ -354,6 +355,8 @@ impl Tape {
             match s.replay_one(req, meta, role, system.as_deref(), &messages, &prev) {
                 Ok(resp) => return Ok(resp),
                 Err(line) => {
+                    // It quotes the recording and the run: nothing key-shaped is shown.
+                    let line = mask_key_shaped(&line);
                     if s.mode == TapeMode::Replay {
                         s.error = Some(line.clone());
                         return Err(ModelError::Replay(line));
@@ -421,7 +424,10 @@ impl State {
         self.last.insert(last_key(queue, run), messages);
     }
 
+    /// Keeps a drift warning (it quotes the recording and the run: key-shaped strings are
+    /// masked as in `check`'s code frames).
     fn warn(&mut self, w: String) {
+        let w = mask_key_shaped(&w);
         if self.warnings.contains(&w) {
             return;
         }
