@@ -34,8 +34,8 @@ const NODE_BYTES: u64 = std::mem::size_of::<Value>() as u64;
 /// `String` and the map's index and hash of it (an estimate of `indexmap`'s bucket).
 const ENTRY_BYTES: u64 = std::mem::size_of::<String>() as u64 + 16;
 
-/// The bytes `value` holds in memory, estimated from below: [`NODE_BYTES`] per value,
-/// [`ENTRY_BYTES`] plus the key's length per mapping entry, and every string's length.
+/// The bytes `value` holds in memory, estimated from below: `NODE_BYTES` per value,
+/// `ENTRY_BYTES` plus the key's length per mapping entry, and every string's length.
 /// Never less than the number of nodes times the node size, so a list of 30 million zeros
 /// (60 MB of JSON, 2.4 GB in memory) counts as what it holds, not as its text. Walks the
 /// value once, without recursion.

@@ -133,7 +133,7 @@ struct Memo {
 
 /// Compiles `s` if it has the regex shape: `None` for a literal, `Some(Err)` for a
 /// malformed regex. Memoized process-wide by the token's text (at most 256 entries and
-/// [`MEMO_MAX_WEIGHT`] together; emptied when either would be passed): compiling a
+/// `MEMO_MAX_WEIGHT` together; emptied when either would be passed): compiling a
 /// case-insensitive pattern costs tens of microseconds, and a long case repeats the same
 /// tokens on every step.
 pub fn compile_token(s: &str) -> Option<Compiled> {
