@@ -1061,41 +1061,18 @@ mod svg_tests {
     use super::*;
 
     /// The SVG as `to_svg` made it before drawings were recorded (issue 24): the DOT with
-    /// the real colours and labels, laid out and written in one go.
+    /// the path's real colours and labels, laid out and written in one go. The styles come
+    /// from `node_style` and `edge_style` (what a path looks like is not under test here;
+    /// recording a drawing and rendering it per path is).
     fn old_layout_dot(g: &Graph, path: Option<&CasePath>) -> String {
         let mut out = String::from("digraph workflow {\n");
         for n in &g.nodes {
-            let lit = path.is_some_and(|p| {
-                p.reached.contains_key(&n.id) || (n.kind == NodeKind::Start && !p.edges.is_empty())
-            });
-            let mut label = match n.kind {
-                NodeKind::Start => "start".to_owned(),
-                NodeKind::Human => format!("{} (human)", n.id),
-                NodeKind::Agent if n.terminal => format!("{} (end)", n.id),
-                NodeKind::Agent => n.id.clone(),
-            };
-            let coverage = path.is_some_and(|p| p.coverage);
-            if let Some(step) = path.and_then(|p| p.reached.get(&n.id)) {
-                if coverage {
-                    let _ = write!(label, " ×{step}");
-                } else {
-                    let _ = write!(label, " @{step}");
-                }
-            } else if coverage && n.kind != NodeKind::Start {
-                label.push_str(" (not covered)");
-            }
-            let (shape, fill) = match n.kind {
-                NodeKind::Start => ("circle", "white"),
-                NodeKind::Human => ("box", "#fff4d6"),
-                NodeKind::Agent if n.terminal => ("box", "#e8f4ea"),
-                NodeKind::Agent => ("box", "white"),
-            };
-            let fill = if lit { "#bcdcff" } else { fill };
-            let color = match (lit, coverage) {
-                (true, _) => "#1565c0",
-                (false, true) => "#c62828",
-                (false, false) => "black",
-            };
+            let NodeStyle {
+                label,
+                shape,
+                fill,
+                color,
+            } = g.node_style(n, path);
             let _ = writeln!(
                 out,
                 "  \"{}\" [label=\"{}\", shape={shape}, style=filled, fillcolor=\"{fill}\", color=\"{color}\"];",
@@ -1104,23 +1081,16 @@ mod svg_tests {
             );
         }
         for e in &g.edges {
-            let lit = path.is_some_and(|p| p.lit_edge(&e.source, &e.target));
-            let label = match &e.kind {
-                EdgeKind::Trigger | EdgeKind::OnError => e.label.clone().unwrap_or_default(),
-                EdgeKind::Transition(Some(t)) => t.clone(),
-                EdgeKind::Transition(None) => String::new(),
-            };
+            let st = g.edge_style(e, path);
             let mut attrs = Vec::new();
-            if !label.is_empty() {
-                attrs.push(format!("label=\"{}\"", escape_dot(&label)));
+            if !st.label.is_empty() {
+                attrs.push(format!("label=\"{}\"", escape_dot(&st.label)));
             }
-            if e.conditional {
+            if st.dashed {
                 attrs.push("style=dashed".into());
             }
-            if lit {
-                attrs.push("color=\"#1565c0\"".into());
-            } else if path.is_some_and(|p| p.coverage) {
-                attrs.push("color=\"#c62828\"".into());
+            if let Some(c) = st.color {
+                attrs.push(format!("color=\"{c}\""));
             }
             let _ = writeln!(
                 out,
