@@ -8,6 +8,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use tower_lsp_server::ls_types::Uri;
+use wfx_runner::shown::lexical_absolute;
 use wfx_schemas::workspace::{FileKind, classify};
 
 use super::document::Located;
@@ -87,24 +88,11 @@ pub fn file_path(uri: &Uri) -> Option<PathBuf> {
     }
 }
 
-/// `p` with `.`, empty and `..` segments resolved lexically (see [`file_path`]); `None`
-/// unless `p` is absolute.
-pub fn normalise(p: &Path) -> Option<PathBuf> {
-    if !p.is_absolute() {
-        return None;
-    }
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(c),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                // `pop` keeps the root: `/..` is `/`.
-                out.pop();
-            }
-        }
-    }
-    Some(out)
+/// `p` with `.`, empty and `..` segments resolved lexically (see [`file_path`]; the CLI's
+/// [`lexical_absolute`], so a path means the same on both faces); `None` unless `p` is
+/// absolute.
+fn normalise(p: &Path) -> Option<PathBuf> {
+    p.is_absolute().then(|| lexical_absolute(p, Path::new(".")))
 }
 
 /// Where a file URI sits (see the module doc); `None` for non-file URIs.
